@@ -1,0 +1,45 @@
+package io.homa.core;
+
+/** Named counters of one engine (Aeron style: counters, not log lines). */
+public enum Counter {
+    PACKETS_SENT_DATA, PACKETS_SENT_GRANT, PACKETS_SENT_RESEND, PACKETS_SENT_RPC_UNKNOWN, PACKETS_SENT_BUSY,
+    PACKETS_SENT_CUTOFFS, PACKETS_SENT_NEED_ACK, PACKETS_SENT_ACK,
+    PACKETS_RECEIVED_DATA, PACKETS_RECEIVED_GRANT, PACKETS_RECEIVED_RESEND, PACKETS_RECEIVED_RPC_UNKNOWN,
+    PACKETS_RECEIVED_BUSY, PACKETS_RECEIVED_CUTOFFS, PACKETS_RECEIVED_NEED_ACK, PACKETS_RECEIVED_ACK,
+    /** Datagram bytes sent (Homa header included, IP/UDP not). */
+    BYTES_SENT,
+    /** Datagram bytes received and accepted by the decoder. */
+    BYTES_RECEIVED,
+    /** Payload bytes sent again in answer to RESEND. */
+    BYTES_RETRANSMITTED,
+    /** DATA segments sent again in answer to RESEND. */
+    PACKETS_RETRANSMITTED,
+    /** DATA segments that carried only bytes already received. */
+    DUPLICATE_DATA,
+    /** Request packets for a server RPC that finished recently (a late duplicate). */
+    LATE_DUPLICATE_REQUESTS,
+    /** Invalid datagrams dropped (all reasons; see {@link HomaEngine#drops}). */
+    PACKETS_DROPPED,
+    CLIENT_RPCS_STARTED, CLIENT_RPCS_COMPLETED, CLIENT_RPCS_FAILED, CLIENT_RPCS_ABORTED,
+    SERVER_RPCS_STARTED, SERVER_RPCS_COMPLETED,
+    /** Server RPCs freed without an ACK because the client stayed silent. */
+    SERVER_RPCS_TIMED_OUT,
+    /** Server RPCs dropped on RPC_UNKNOWN from their client. */
+    SERVER_RPCS_ABANDONED,
+    /** Client RPCs whose request restarted after RPC_UNKNOWN. */
+    REQUEST_RESTARTS,
+    /** Client RPCs failed with a timeout. */
+    TIMEOUTS,
+    /** Times the pacer held data back. */
+    PACER_HOLDS,
+    /** Grants that raised a sender's offset after it asked (via RESEND) beyond the grant: a lost GRANT. */
+    LOST_GRANTS_RECOVERED,
+    /** Timer ticks run. */
+    TICKS;
+
+    private static final Counter[] VALUES = values();
+
+    static Counter[] all() {
+        return VALUES;
+    }
+}

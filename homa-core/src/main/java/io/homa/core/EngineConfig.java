@@ -1,0 +1,323 @@
+package io.homa.core;
+
+import io.homa.core.wire.WireFormat;
+
+import java.util.Arrays;
+
+/**
+ * Every tunable of the Homa engine, immutable and validated. Defaults follow Linux Homa (see
+ * docs/tuning.md) except where noted. Build one with {@link #builder()}; {@link #defaults()} is
+ * the default configuration.
+ */
+public final class EngineConfig {
+    /** Largest message the engine sends or accepts. Linux Homa stops at 1,000,000 B. */
+    public final int maxMessageLength;
+    /** Largest IP datagram (MTU of the path); the segment size follows from it. */
+    public final int mtu;
+    /** Bytes in front of each Homa packet: 28 for IPv4+UDP, 48 for IPv6+UDP. */
+    public final int ipUdpOverhead;
+    /** Bytes of each message sent blind, before any grant (rounded up to whole segments). */
+    public final int unscheduledBytes;
+    /** Receiver: total bytes it may have granted but not yet received, over all messages. */
+    public final int maxIncoming;
+    /** Receiver: how many messages may be granted at once. */
+    public final int maxOvercommit;
+    /** Receiver: bytes granted ahead of received per message; 0 means maxIncoming/(N+1). */
+    public final int grantWindow;
+    /** Receiver: thousandths of granted bytes that go to the oldest message (anti-starvation). */
+    public final int grantFifoFraction;
+    /** Receiver: size of each FIFO grant. */
+    public final int fifoGrantIncrement;
+    /** Unscheduled cutoffs: index = level, value = largest message length for that level. */
+    private final int[] unscheduledCutoffs;
+    /** The highest priority level used for scheduled (granted) data; levels above are unscheduled. */
+    public final int maxScheduledPriority;
+    /** Unscheduled priority before the receiver's cutoffs are known. */
+    public final int defaultUnscheduledPriority;
+    /** Sender: link rate the pacer assumes, in Mbit/s. */
+    public final long linkMbps;
+    /** Sender: estimated transmit backlog allowed before the pacer holds data back, in ns. */
+    public final long maxNicQueueNanos;
+    /** Sender: messages shorter than this are never held back by the pacer. */
+    public final int throttleMinBytes;
+    /** Whether the pacer is on. */
+    public final boolean pacerEnabled;
+    /** Most equal-size segments grouped into one transmit (one GSO send). */
+    public final int maxGsoSegments;
+    /** Timer tick, in ns. */
+    public final long tickNanos;
+    /** Silent ticks before the first RESEND. */
+    public final int resendTicks;
+    /** Ticks between RESENDs after the first. */
+    public final int resendInterval;
+    /** Silent ticks before an RPC is aborted with a timeout. */
+    public final int timeoutTicks;
+    /** Server: ticks after its response is sent before it asks the client for an ACK. */
+    public final int needAckTicks;
+    /** Server: ticks a finished RPC's id is remembered so that late duplicates are not re-delivered. */
+    public final int tombstoneTicks;
+    /** Receiver: minimum interval between CUTOFFS packets to one peer, in ns. */
+    public final long cutoffsIntervalNanos;
+    /** Client: how often a request may be restarted after RPC_UNKNOWN before the RPC fails. */
+    public final int maxRestarts;
+    /** Server: most live server RPCs per peer. */
+    public final int maxServerRpcsPerPeer;
+    /** Most live RPCs (client and server) in one engine. */
+    public final int maxRpcs;
+    /** Most bytes buffered for incoming messages in one engine. */
+    public final long maxBufferedBytes;
+    /** Number of engines sharing an id space (e.g. one per event loop on one port). */
+    public final int idShardCount;
+    /** This engine's index among {@link #idShardCount}; encoded in the low bits of its client ids. */
+    public final int idShard;
+    /**
+     * Test-only: schedule sends in arrival order and turn the pacer off, to show what SRPT buys.
+     * Never use it in production.
+     */
+    public final boolean fifoSchedulingForTests;
+
+    private EngineConfig(Builder b) {
+        this.maxMessageLength = b.maxMessageLength;
+        this.mtu = b.mtu;
+        this.ipUdpOverhead = b.ipUdpOverhead;
+        this.unscheduledBytes = b.unscheduledBytes;
+        this.maxIncoming = b.maxIncoming;
+        this.maxOvercommit = b.maxOvercommit;
+        this.grantWindow = b.grantWindow;
+        this.grantFifoFraction = b.grantFifoFraction;
+        this.fifoGrantIncrement = b.fifoGrantIncrement;
+        this.unscheduledCutoffs = b.unscheduledCutoffs.clone();
+        this.maxScheduledPriority = b.maxScheduledPriority;
+        this.defaultUnscheduledPriority = b.defaultUnscheduledPriority;
+        this.linkMbps = b.linkMbps;
+        this.maxNicQueueNanos = b.maxNicQueueNanos;
+        this.throttleMinBytes = b.throttleMinBytes;
+        this.pacerEnabled = b.pacerEnabled;
+        this.maxGsoSegments = b.maxGsoSegments;
+        this.tickNanos = b.tickNanos;
+        this.resendTicks = b.resendTicks;
+        this.resendInterval = b.resendInterval;
+        this.timeoutTicks = b.timeoutTicks;
+        this.needAckTicks = b.needAckTicks;
+        this.tombstoneTicks = b.tombstoneTicks;
+        this.cutoffsIntervalNanos = b.cutoffsIntervalNanos;
+        this.maxRestarts = b.maxRestarts;
+        this.maxServerRpcsPerPeer = b.maxServerRpcsPerPeer;
+        this.maxRpcs = b.maxRpcs;
+        this.maxBufferedBytes = b.maxBufferedBytes;
+        this.idShardCount = b.idShardCount;
+        this.idShard = b.idShard;
+        this.fifoSchedulingForTests = b.fifoSchedulingForTests;
+    }
+
+    private static final EngineConfig DEFAULTS = builder().build();
+
+    /** The default configuration. */
+    public static EngineConfig defaults() {
+        return DEFAULTS;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A builder initialised with this configuration's values. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.maxMessageLength = maxMessageLength;
+        b.mtu = mtu;
+        b.ipUdpOverhead = ipUdpOverhead;
+        b.unscheduledBytes = unscheduledBytes;
+        b.maxIncoming = maxIncoming;
+        b.maxOvercommit = maxOvercommit;
+        b.grantWindow = grantWindow;
+        b.grantFifoFraction = grantFifoFraction;
+        b.fifoGrantIncrement = fifoGrantIncrement;
+        b.unscheduledCutoffs = unscheduledCutoffs.clone();
+        b.maxScheduledPriority = maxScheduledPriority;
+        b.defaultUnscheduledPriority = defaultUnscheduledPriority;
+        b.linkMbps = linkMbps;
+        b.maxNicQueueNanos = maxNicQueueNanos;
+        b.throttleMinBytes = throttleMinBytes;
+        b.pacerEnabled = pacerEnabled;
+        b.maxGsoSegments = maxGsoSegments;
+        b.tickNanos = tickNanos;
+        b.resendTicks = resendTicks;
+        b.resendInterval = resendInterval;
+        b.timeoutTicks = timeoutTicks;
+        b.needAckTicks = needAckTicks;
+        b.tombstoneTicks = tombstoneTicks;
+        b.cutoffsIntervalNanos = cutoffsIntervalNanos;
+        b.maxRestarts = maxRestarts;
+        b.maxServerRpcsPerPeer = maxServerRpcsPerPeer;
+        b.maxRpcs = maxRpcs;
+        b.maxBufferedBytes = maxBufferedBytes;
+        b.idShardCount = idShardCount;
+        b.idShard = idShard;
+        b.fifoSchedulingForTests = fifoSchedulingForTests;
+        return b;
+    }
+
+    /** Payload bytes in one full DATA segment. */
+    public int segmentPayload() {
+        return mtu - ipUdpOverhead - WireFormat.DATA_HEADER;
+    }
+
+    /** Largest Homa datagram (without IP and UDP headers). */
+    public int maxDatagram() {
+        return mtu - ipUdpOverhead;
+    }
+
+    /** Unscheduled bytes rounded up to whole segments. */
+    public int unscheduledLimit() {
+        int seg = segmentPayload();
+        long rounded = ((long) unscheduledBytes + seg - 1) / seg * seg;
+        return (int) Math.min(rounded, Integer.MAX_VALUE);
+    }
+
+    /** A copy of the unscheduled cutoffs (index = priority level). */
+    public int[] unscheduledCutoffs() {
+        return unscheduledCutoffs.clone();
+    }
+
+    int[] cutoffsShared() {
+        return unscheduledCutoffs;
+    }
+
+    @Override
+    public String toString() {
+        return "EngineConfig{maxMessageLength=" + maxMessageLength + ", mtu=" + mtu
+                + ", unscheduledBytes=" + unscheduledBytes + ", maxIncoming=" + maxIncoming
+                + ", maxOvercommit=" + maxOvercommit + ", grantWindow=" + grantWindow
+                + ", cutoffs=" + Arrays.toString(unscheduledCutoffs) + ", linkMbps=" + linkMbps
+                + ", tickNanos=" + tickNanos + ", timeoutTicks=" + timeoutTicks + "}";
+    }
+
+    /** Builder of {@link EngineConfig}; {@link #build()} validates every value. */
+    public static final class Builder {
+        private int maxMessageLength = 64 << 20;
+        private int mtu = 1500;
+        private int ipUdpOverhead = WireFormat.IPV4_UDP_OVERHEAD;
+        private int unscheduledBytes = 40_000;
+        private int maxIncoming = 400_000;
+        private int maxOvercommit = 8;
+        private int grantWindow = 0;
+        private int grantFifoFraction = 50;
+        private int fifoGrantIncrement = 50_000;
+        private int[] unscheduledCutoffs = {0, 0, 0, 0, 1_000_000, 15_000, 2_800, 200};
+        private int maxScheduledPriority = 3;
+        private int defaultUnscheduledPriority = 6;
+        private long linkMbps = 25_000;
+        private long maxNicQueueNanos = 5_000;
+        private int throttleMinBytes = 1_000;
+        private boolean pacerEnabled = true;
+        private int maxGsoSegments = 64;
+        private long tickNanos = 1_000_000;
+        private int resendTicks = 5;
+        private int resendInterval = 5;
+        private int timeoutTicks = 100;
+        private int needAckTicks = 2;
+        private int tombstoneTicks = 20;
+        private long cutoffsIntervalNanos = 1_000_000;
+        private int maxRestarts = 10;
+        private int maxServerRpcsPerPeer = 10_000;
+        private int maxRpcs = 1_000_000;
+        private long maxBufferedBytes = 1L << 30;
+        private int idShardCount = 1;
+        private int idShard = 0;
+        private boolean fifoSchedulingForTests = false;
+
+        private Builder() {
+        }
+
+        public Builder maxMessageLength(int v) { this.maxMessageLength = v; return this; }
+        public Builder mtu(int v) { this.mtu = v; return this; }
+        public Builder ipUdpOverhead(int v) { this.ipUdpOverhead = v; return this; }
+        public Builder unscheduledBytes(int v) { this.unscheduledBytes = v; return this; }
+        public Builder maxIncoming(int v) { this.maxIncoming = v; return this; }
+        public Builder maxOvercommit(int v) { this.maxOvercommit = v; return this; }
+        public Builder grantWindow(int v) { this.grantWindow = v; return this; }
+        public Builder grantFifoFraction(int v) { this.grantFifoFraction = v; return this; }
+        public Builder fifoGrantIncrement(int v) { this.fifoGrantIncrement = v; return this; }
+        /** Index = priority level (0..7), value = largest message length sent at that level. */
+        public Builder unscheduledCutoffs(int... v) { this.unscheduledCutoffs = v.clone(); return this; }
+        public Builder maxScheduledPriority(int v) { this.maxScheduledPriority = v; return this; }
+        public Builder defaultUnscheduledPriority(int v) { this.defaultUnscheduledPriority = v; return this; }
+        public Builder linkMbps(long v) { this.linkMbps = v; return this; }
+        public Builder maxNicQueueNanos(long v) { this.maxNicQueueNanos = v; return this; }
+        public Builder throttleMinBytes(int v) { this.throttleMinBytes = v; return this; }
+        public Builder pacerEnabled(boolean v) { this.pacerEnabled = v; return this; }
+        public Builder maxGsoSegments(int v) { this.maxGsoSegments = v; return this; }
+        public Builder tickNanos(long v) { this.tickNanos = v; return this; }
+        public Builder resendTicks(int v) { this.resendTicks = v; return this; }
+        public Builder resendInterval(int v) { this.resendInterval = v; return this; }
+        public Builder timeoutTicks(int v) { this.timeoutTicks = v; return this; }
+        public Builder needAckTicks(int v) { this.needAckTicks = v; return this; }
+        public Builder tombstoneTicks(int v) { this.tombstoneTicks = v; return this; }
+        public Builder cutoffsIntervalNanos(long v) { this.cutoffsIntervalNanos = v; return this; }
+        public Builder maxRestarts(int v) { this.maxRestarts = v; return this; }
+        public Builder maxServerRpcsPerPeer(int v) { this.maxServerRpcsPerPeer = v; return this; }
+        public Builder maxRpcs(int v) { this.maxRpcs = v; return this; }
+        public Builder maxBufferedBytes(long v) { this.maxBufferedBytes = v; return this; }
+        /** This engine is number {@code shard} of {@code count} sharing one id space (count a power of 2). */
+        public Builder idShard(int shard, int count) { this.idShard = shard; this.idShardCount = count; return this; }
+        /** Test-only: FIFO sends, no pacer. Shows what SRPT buys; never use it in production. */
+        public Builder fifoSchedulingForTests(boolean v) { this.fifoSchedulingForTests = v; return this; }
+
+        /**
+         * Validates and builds.
+         *
+         * @throws IllegalArgumentException naming the first value out of range
+         */
+        public EngineConfig build() {
+            check(maxMessageLength >= 1 && maxMessageLength <= Integer.MAX_VALUE - 65_536,
+                    "maxMessageLength must be 1..2^31-65537, was " + maxMessageLength);
+            check(ipUdpOverhead >= 0 && ipUdpOverhead <= 128, "ipUdpOverhead must be 0..128, was " + ipUdpOverhead);
+            check(mtu - ipUdpOverhead >= WireFormat.DATA_HEADER + 64 && mtu - ipUdpOverhead <= 65_507,
+                    "mtu minus ipUdpOverhead must be " + (WireFormat.DATA_HEADER + 64)
+                            + "..65,507 (the UDP limit), was " + (mtu - ipUdpOverhead));
+            check(unscheduledBytes >= 1, "unscheduledBytes must be >= 1, was " + unscheduledBytes);
+            check(maxIncoming >= mtu, "maxIncoming must be at least one mtu (" + mtu + "), was " + maxIncoming);
+            check(maxOvercommit >= 1 && maxOvercommit <= 64, "maxOvercommit must be 1..64, was " + maxOvercommit);
+            check(grantWindow >= 0, "grantWindow must be >= 0 (0 = dynamic), was " + grantWindow);
+            check(grantFifoFraction >= 0 && grantFifoFraction <= 500,
+                    "grantFifoFraction must be 0..500 thousandths, was " + grantFifoFraction);
+            check(fifoGrantIncrement >= 1, "fifoGrantIncrement must be >= 1, was " + fifoGrantIncrement);
+            check(unscheduledCutoffs.length == WireFormat.PRIORITY_LEVELS,
+                    "unscheduledCutoffs must have 8 entries, had " + unscheduledCutoffs.length);
+            for (int c : unscheduledCutoffs) {
+                check(c >= 0, "unscheduledCutoffs must be >= 0: " + Arrays.toString(unscheduledCutoffs));
+            }
+            check(maxScheduledPriority >= 0 && maxScheduledPriority < WireFormat.MAX_PRIORITY,
+                    "maxScheduledPriority must be 0..6, was " + maxScheduledPriority);
+            check(defaultUnscheduledPriority > maxScheduledPriority && defaultUnscheduledPriority <= 7,
+                    "defaultUnscheduledPriority must be above maxScheduledPriority and <= 7, was "
+                            + defaultUnscheduledPriority);
+            check(linkMbps >= 1, "linkMbps must be >= 1, was " + linkMbps);
+            check(maxNicQueueNanos >= 0, "maxNicQueueNanos must be >= 0, was " + maxNicQueueNanos);
+            check(throttleMinBytes >= 0, "throttleMinBytes must be >= 0, was " + throttleMinBytes);
+            check(maxGsoSegments >= 1 && maxGsoSegments <= 64, "maxGsoSegments must be 1..64, was " + maxGsoSegments);
+            check(tickNanos >= 1_000, "tickNanos must be >= 1000, was " + tickNanos);
+            check(resendTicks >= 1, "resendTicks must be >= 1, was " + resendTicks);
+            check(resendInterval >= 1, "resendInterval must be >= 1, was " + resendInterval);
+            check(timeoutTicks > resendTicks, "timeoutTicks must exceed resendTicks, was " + timeoutTicks);
+            check(needAckTicks >= 1, "needAckTicks must be >= 1, was " + needAckTicks);
+            check(tombstoneTicks >= 0, "tombstoneTicks must be >= 0, was " + tombstoneTicks);
+            check(cutoffsIntervalNanos >= 0, "cutoffsIntervalNanos must be >= 0, was " + cutoffsIntervalNanos);
+            check(maxRestarts >= 0, "maxRestarts must be >= 0, was " + maxRestarts);
+            check(maxServerRpcsPerPeer >= 1, "maxServerRpcsPerPeer must be >= 1, was " + maxServerRpcsPerPeer);
+            check(maxRpcs >= 1, "maxRpcs must be >= 1, was " + maxRpcs);
+            check(maxBufferedBytes >= mtu, "maxBufferedBytes must be at least one mtu, was " + maxBufferedBytes);
+            check(idShardCount >= 1 && idShardCount <= 1024 && Integer.bitCount(idShardCount) == 1,
+                    "idShardCount must be a power of two in 1..1024, was " + idShardCount);
+            check(idShard >= 0 && idShard < idShardCount, "idShard must be 0.." + (idShardCount - 1) + ", was " + idShard);
+            return new EngineConfig(this);
+        }
+
+        private static void check(boolean ok, String message) {
+            if (!ok) {
+                throw new IllegalArgumentException(message);
+            }
+        }
+    }
+}

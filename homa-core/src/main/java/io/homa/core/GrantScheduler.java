@@ -1,0 +1,162 @@
+package io.homa.core;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+
+/**
+ * The receiver's scheduler (Linux Homa's grant.c). Messages that still need grants are ranked by
+ * fewest bytes left to receive (ties to the older); the top {@code maxOvercommit} are granted,
+ * every peer getting one granted message before any peer gets a second. Each granted message is
+ * granted up to {@code received + window}, capped by its length and by the total incoming budget;
+ * the ranked order means that when budget frees up, the best-ranked needy messages get it first.
+ * A small share of granted bytes goes to the oldest message so that a long one cannot starve.
+ */
+final class GrantScheduler {
+    /** Where the scheduler sends its decisions. */
+    interface Sink {
+        void grant(IncomingMessage m, int newGranted, int priority);
+    }
+
+    private static final Comparator<IncomingMessage> RANK =
+            Comparator.comparingLong(IncomingMessage::remaining).thenComparingLong(m -> m.seq);
+
+    private final EngineConfig cfg;
+    private final int minIncrement;
+    private final int scheduledLevels;
+    private final ArrayList<IncomingMessage> grantable = new ArrayList<>();
+    private final IncomingMessage[] active;
+    /** Bytes granted (or unscheduled) but not yet received, over all live incoming messages. */
+    long totalIncoming;
+    /** Granted bytes owed to the oldest message (thousandths of a byte x fraction). */
+    private long fifoCredit;
+
+    GrantScheduler(EngineConfig cfg) {
+        this.cfg = cfg;
+        this.minIncrement = cfg.segmentPayload();
+        this.scheduledLevels = cfg.maxScheduledPriority + 1;
+        this.active = new IncomingMessage[cfg.maxOvercommit];
+    }
+
+    void add(IncomingMessage m) {
+        if (!m.grantable && m.granted < m.length) {
+            m.grantable = true;
+            grantable.add(m);
+        }
+    }
+
+    void remove(IncomingMessage m) {
+        if (m.grantable) {
+            m.grantable = false;
+            grantable.remove(m);
+        }
+    }
+
+    int size() {
+        return grantable.size();
+    }
+
+    /** Scheduled priority for the message ranked {@code rank} (0 best) among {@code n} granted. */
+    int priorityFor(int rank, int n) {
+        return Math.max(0, Math.min(n, scheduledLevels) - 1 - rank);
+    }
+
+    /** Issues every grant that the current state allows. */
+    void schedule(Sink sink) {
+        if (grantable.isEmpty()) {
+            return;
+        }
+        grantable.sort(RANK);
+        int n = pickActive();
+        long window = cfg.grantWindow > 0 ? cfg.grantWindow : cfg.maxIncoming / (n + 1);
+        for (int i = 0; i < n; i++) {
+            IncomingMessage m = active[i];
+            long target = Math.min(m.length, m.received() + window);
+            if (target <= m.granted) {
+                continue;
+            }
+            long budget = cfg.maxIncoming - totalIncoming;
+            if (budget <= 0) {
+                break;
+            }
+            long increment = Math.min(target - m.granted, budget);
+            if (increment < minIncrement && m.granted + increment < m.length) {
+                continue; // not worth a packet yet; it stays needy and ranks first when budget frees
+            }
+            issue(sink, m, (int) (m.granted + increment), priorityFor(i, n));
+            fifoCredit += increment * cfg.grantFifoFraction;
+        }
+        if (cfg.grantFifoFraction > 0 && fifoCredit >= (long) cfg.fifoGrantIncrement * 1000) {
+            fifoCredit -= (long) cfg.fifoGrantIncrement * 1000;
+            grantOldest(sink);
+        }
+        java.util.Arrays.fill(active, 0, n, null);
+    }
+
+    private void grantOldest(Sink sink) {
+        IncomingMessage oldest = null;
+        for (IncomingMessage m : grantable) {
+            if (m.granted < m.length && (oldest == null || m.seq < oldest.seq)) {
+                oldest = m;
+            }
+        }
+        if (oldest == null) {
+            return;
+        }
+        long budget = cfg.maxIncoming - totalIncoming;
+        long increment = Math.min(Math.min(cfg.fifoGrantIncrement, oldest.length - oldest.granted), budget);
+        if (increment > 0) {
+            issue(sink, oldest, (int) (oldest.granted + increment), 0);
+        }
+    }
+
+    private void issue(Sink sink, IncomingMessage m, int newGranted, int priority) {
+        long before = m.outstanding();
+        m.granted = newGranted;
+        m.grantPriority = priority;
+        totalIncoming += m.outstanding() - before;
+        if (m.granted >= m.length) {
+            remove(m);
+        }
+        sink.grant(m, newGranted, priority);
+    }
+
+    /** Fills {@link #active} from the ranked list: one message per peer first, then the rest. */
+    private int pickActive() {
+        int n = 0;
+        int limit = active.length;
+        for (int i = 0; i < grantable.size() && n < limit; i++) {
+            IncomingMessage m = grantable.get(i);
+            if (!peerTaken(m.rpc.peer, n)) {
+                active[n++] = m;
+            }
+        }
+        for (int i = 0; i < grantable.size() && n < limit; i++) {
+            IncomingMessage m = grantable.get(i);
+            if (!taken(m, n)) {
+                active[n++] = m;
+            }
+        }
+        if (n > 1) {
+            java.util.Arrays.sort(active, 0, n, RANK);
+        }
+        return n;
+    }
+
+    private boolean peerTaken(Peer p, int n) {
+        for (int i = 0; i < n; i++) {
+            if (active[i].rpc.peer == p) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private boolean taken(IncomingMessage m, int n) {
+        for (int i = 0; i < n; i++) {
+            if (active[i] == m) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

@@ -1,0 +1,998 @@
+package io.homa.core;
+
+import io.homa.core.wire.DecodedPacket;
+import io.homa.core.wire.DropReason;
+import io.homa.core.wire.PacketDecoder;
+import io.homa.core.wire.PacketEncoder;
+import io.homa.core.wire.PacketType;
+import io.homa.core.wire.WireFormat;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.Objects;
+import java.util.SplittableRandom;
+
+/**
+ * The Homa protocol for one socket, as a sans-IO state machine: no sockets, threads or clocks.
+ *
+ * <p>Inputs: {@link #onDatagram} (a received datagram), {@link #onTimer} (the current time, at or
+ * after {@link #nextDeadline()}), and the application's commands {@link #startRequest},
+ * {@link #respond} and {@link #abort}. Outputs: {@link #pollTransmit} (datagrams to send, grouped
+ * for GSO), {@link #nextDeadline()} and {@link #pollEvent()} (requests, responses, failures).
+ * After any input, drain {@code pollTransmit} and {@code pollEvent} and re-arm the timer.
+ *
+ * <p>Not thread-safe: one thread drives an engine. Time is any monotonic nanosecond clock, passed
+ * in with every call. Bad datagrams are counted by {@link DropReason} and never throw.
+ */
+public final class HomaEngine {
+    /** Control packets go at the highest level. */
+    static final int CONTROL_PRIORITY = WireFormat.MAX_PRIORITY;
+    private static final int MAX_RESEND_GAPS = 4;
+    private static final int PEER_SWEEP_THRESHOLD = 4096;
+
+    private final EngineConfig cfg;
+    private final int segment;
+    private final int unscheduledLimit;
+    private final int[] ourCutoffs;
+    private final int ourCutoffVersion = 1;
+
+    private final Map<InetSocketAddress, Peer> peers = new HashMap<>();
+    private final Map<Long, Rpc> clientRpcs = new HashMap<>();
+    private int serverRpcCount;
+    private final GrantScheduler grants;
+    private final SenderQueue senders;
+    private final Pacer pacer;
+    private final ArrayDeque<ControlPacket> control = new ArrayDeque<>();
+    private final ArrayDeque<EngineEvent> events = new ArrayDeque<>();
+    private final long[] counters = new long[Counter.all().length];
+    private final long[] drops = new long[DropReason.all().length];
+
+    private final DecodedPacket pkt = new DecodedPacket();
+    private final Transmit transmit = new Transmit();
+    private final GrantScheduler.Sink grantSink = this::sendGrant;
+    private final int[] gapScratch = new int[2 * MAX_RESEND_GAPS];
+    private final ArrayList<Rpc> tickScratch = new ArrayList<>();
+
+    private long nextId;
+    private final long idStep;
+    private long seq;
+    private long tick;
+    private long nextTickAt = Long.MAX_VALUE;
+    private long pacerWakeAt = Long.MAX_VALUE;
+    private long bufferedBytes;
+
+    /**
+     * @param config the tunables
+     * @param randomSeed seeds the first RPC id (use a secure random value in production, a fixed one
+     *                   in simulations); the first id is unpredictable, not 2
+     */
+    public HomaEngine(EngineConfig config, long randomSeed) {
+        this.cfg = Objects.requireNonNull(config, "config");
+        this.segment = cfg.segmentPayload();
+        this.unscheduledLimit = cfg.unscheduledLimit();
+        this.ourCutoffs = cfg.unscheduledCutoffs();
+        this.grants = new GrantScheduler(cfg);
+        this.senders = new SenderQueue(cfg.fifoSchedulingForTests);
+        this.pacer = new Pacer(cfg);
+        int shardBits = Integer.numberOfTrailingZeros(cfg.idShardCount);
+        this.idStep = 2L << shardBits;
+        long start = new SplittableRandom(randomSeed).nextLong();
+        this.nextId = (start & -idStep) | ((long) cfg.idShard << 1);
+    }
+
+    public EngineConfig config() {
+        return cfg;
+    }
+
+    // ------------------------------------------------------------------ application commands
+
+    /**
+     * Starts an RPC: queues {@code request} for {@code server}.
+     *
+     * @param request the bytes between its position and limit; the engine reads them (absolute gets,
+     *                position and limit untouched) until the RPC ends, so the caller must not change
+     *                them before the response, failure or {@link #abort}
+     * @return the RPC's id (even), named again in its RESPONSE or FAILED event
+     * @throws IllegalArgumentException if the request is longer than {@code maxMessageLength}
+     * @throws IllegalStateException if the engine holds {@code maxRpcs} RPCs already
+     */
+    public long startRequest(long now, InetSocketAddress server, ByteBuffer request) {
+        Objects.requireNonNull(server, "server");
+        Objects.requireNonNull(request, "request");
+        if (request.remaining() > cfg.maxMessageLength) {
+            throw new IllegalArgumentException("request of " + request.remaining()
+                    + " bytes exceeds maxMessageLength " + cfg.maxMessageLength);
+        }
+        if (liveRpcs() >= cfg.maxRpcs) {
+            throw new IllegalStateException("engine holds maxRpcs=" + cfg.maxRpcs + " RPCs already");
+        }
+        long id = allocateId();
+        Peer peer = peerFor(server);
+        Rpc rpc = new Rpc(id, peer, true);
+        rpc.out = new OutgoingMessage(rpc, request, seq++, unscheduledLimit);
+        clientRpcs.put(id, rpc);
+        peer.clientRpcs++;
+        counters[Counter.CLIENT_RPCS_STARTED.ordinal()]++;
+        senders.offer(rpc.out);
+        armTick(now);
+        return id;
+    }
+
+    /**
+     * Sends the response to a request delivered by a REQUEST event.
+     *
+     * @param response read as in {@link #startRequest} until the client acknowledges it
+     * @return false if the RPC no longer exists (the client aborted or vanished) or was answered
+     * @throws IllegalArgumentException if the response is longer than {@code maxMessageLength}
+     */
+    public boolean respond(long now, InetSocketAddress client, long rpcId, ByteBuffer response) {
+        Objects.requireNonNull(client, "client");
+        Objects.requireNonNull(response, "response");
+        if (response.remaining() > cfg.maxMessageLength) {
+            throw new IllegalArgumentException("response of " + response.remaining()
+                    + " bytes exceeds maxMessageLength " + cfg.maxMessageLength);
+        }
+        Peer peer = peers.get(client);
+        Rpc rpc = peer == null ? null : peer.serverRpcs.get(rpcId);
+        if (rpc == null || rpc.state != Rpc.State.SERVER_PROCESSING) {
+            return false;
+        }
+        rpc.out = new OutgoingMessage(rpc, response, seq++, unscheduledLimit);
+        rpc.state = Rpc.State.SERVER_RESPONDING;
+        rpc.silentTicks = 0;
+        senders.offer(rpc.out);
+        armTick(now);
+        return true;
+    }
+
+    /**
+     * Abandons a client RPC: frees its state, and no event follows. The server learns of it when it
+     * next asks (RPC_UNKNOWN or ACK).
+     *
+     * @return false if no such RPC is live
+     */
+    public boolean abort(long now, long rpcId) {
+        Rpc rpc = clientRpcs.get(rpcId);
+        if (rpc == null) {
+            return false;
+        }
+        counters[Counter.CLIENT_RPCS_ABORTED.ordinal()]++;
+        free(rpc);
+        return true;
+    }
+
+    // ------------------------------------------------------------------ outputs
+
+    /** Whether {@link #pollEvent()} has something. */
+    public boolean hasEvents() {
+        return !events.isEmpty();
+    }
+
+    /** The next event, or {@code null}. */
+    public EngineEvent pollEvent() {
+        return events.poll();
+    }
+
+    /**
+     * Writes the next datagram(s) to send into {@code out} at its position (advancing it) and
+     * describes them, or returns {@code null} when nothing may be sent now.
+     *
+     * @param out must have room for at least one full datagram ({@link EngineConfig#maxDatagram()})
+     * @return a reused descriptor, valid until the next call
+     */
+    public Transmit pollTransmit(long now, ByteBuffer out) {
+        if (out.remaining() < cfg.maxDatagram()) {
+            throw new IllegalArgumentException("transmit buffer has " + out.remaining()
+                    + " bytes free, needs at least " + cfg.maxDatagram());
+        }
+        ControlPacket c = control.poll();
+        if (c != null) {
+            out.put(c.bytes);
+            fill(c.destination, CONTROL_PRIORITY, c.bytes.length, 1, c.bytes.length, false);
+            pacer.transmitted(now, c.bytes.length + cfg.ipUdpOverhead);
+            return transmit;
+        }
+        pacerWakeAt = Long.MAX_VALUE;
+        OutgoingMessage m = senders.peek();
+        if (m == null) {
+            return null;
+        }
+        if (m.hasRetransmit()) {
+            return writeRetransmit(now, m, out);
+        }
+        if (!pacer.mayTransmit(now, m.remaining())) {
+            counters[Counter.PACER_HOLDS.ordinal()]++;
+            pacerWakeAt = pacer.nextSendTime();
+            return null;
+        }
+        return writeNewData(now, m, out);
+    }
+
+    /**
+     * When {@link #onTimer} should next be called (ns), or {@link Long#MAX_VALUE} if never. A
+     * call earlier than this is harmless.
+     */
+    public long nextDeadline() {
+        return Math.min(nextTickAt, pacerWakeAt);
+    }
+
+    // ------------------------------------------------------------------ inputs
+
+    /** The clock reached {@code now}: runs the timer tick if due and releases paced data. */
+    public void onTimer(long now) {
+        if (now >= pacerWakeAt) {
+            pacerWakeAt = Long.MAX_VALUE;
+        }
+        if (now >= nextTickAt) {
+            tick++;
+            counters[Counter.TICKS.ordinal()]++;
+            nextTickAt = now + cfg.tickNanos;
+            runTick(now);
+            if (!hasTimedState()) {
+                nextTickAt = Long.MAX_VALUE;
+            }
+        }
+    }
+
+    /**
+     * A datagram arrived from {@code from}: the bytes between the buffer's position and limit
+     * (neither is changed; the engine copies what it keeps, so the buffer may be reused at once).
+     */
+    public void onDatagram(long now, InetSocketAddress from, ByteBuffer datagram) {
+        DropReason reason = PacketDecoder.decode(datagram, cfg.maxMessageLength, pkt);
+        if (reason != null) {
+            drop(reason);
+            return;
+        }
+        counters[Counter.BYTES_RECEIVED.ordinal()] += datagram.remaining();
+        switch (pkt.type) {
+            case DATA -> {
+                counters[Counter.PACKETS_RECEIVED_DATA.ordinal()]++;
+                handleData(now, from, datagram);
+            }
+            case GRANT -> {
+                counters[Counter.PACKETS_RECEIVED_GRANT.ordinal()]++;
+                handleGrant(from);
+            }
+            case RESEND -> {
+                counters[Counter.PACKETS_RECEIVED_RESEND.ordinal()]++;
+                handleResend(from);
+            }
+            case RPC_UNKNOWN -> {
+                counters[Counter.PACKETS_RECEIVED_RPC_UNKNOWN.ordinal()]++;
+                handleRpcUnknown(from);
+            }
+            case BUSY -> {
+                counters[Counter.PACKETS_RECEIVED_BUSY.ordinal()]++;
+                Rpc rpc = findRpc(from, pkt.senderId);
+                if (rpc != null) {
+                    rpc.silentTicks = 0;
+                }
+            }
+            case CUTOFFS -> {
+                counters[Counter.PACKETS_RECEIVED_CUTOFFS.ordinal()]++;
+                handleCutoffs(from);
+            }
+            case NEED_ACK -> {
+                counters[Counter.PACKETS_RECEIVED_NEED_ACK.ordinal()]++;
+                handleNeedAck(from);
+            }
+            case ACK -> {
+                counters[Counter.PACKETS_RECEIVED_ACK.ordinal()]++;
+                for (int i = 0; i < pkt.ackCount; i++) {
+                    acknowledged(from, pkt.ackIds[i]);
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ receiving DATA
+
+    private void handleData(long now, InetSocketAddress from, ByteBuffer buf) {
+        long senderId = pkt.senderId;
+        Rpc rpc;
+        if ((senderId & 1) == 0) {
+            // A request segment: our server RPC for (from, senderId).
+            Peer peer = peers.get(from);
+            rpc = peer == null ? null : peer.serverRpcs.get(senderId);
+            if (rpc == null) {
+                if (peer != null && peer.tombstones.containsKey(senderId)) {
+                    counters[Counter.LATE_DUPLICATE_REQUESTS.ordinal()]++;
+                    return;
+                }
+                if (liveRpcs() >= cfg.maxRpcs
+                        || (peer != null && peer.serverRpcs.size() >= cfg.maxServerRpcsPerPeer)) {
+                    drop(DropReason.RPC_LIMIT);
+                    return;
+                }
+                peer = peerFor(from);
+                rpc = new Rpc(senderId ^ 1, peer, false);
+                peer.serverRpcs.put(senderId, rpc);
+                serverRpcCount++;
+                counters[Counter.SERVER_RPCS_STARTED.ordinal()]++;
+                armTick(now);
+            } else if (rpc.state != Rpc.State.SERVER_RECEIVING) {
+                counters[Counter.DUPLICATE_DATA.ordinal()]++;
+                return;
+            }
+        } else {
+            // A response segment: our client RPC senderId ^ 1.
+            rpc = clientRpcs.get(senderId ^ 1);
+            if (rpc == null) {
+                drop(DropReason.UNKNOWN_RPC);
+                return;
+            }
+            if (!rpc.peer.address.equals(from)) {
+                drop(DropReason.WRONG_PEER);
+                return;
+            }
+            if (!rpc.out.fullySent()) {
+                drop(DropReason.WRONG_STATE);
+                return;
+            }
+        }
+        IncomingMessage in = rpc.in;
+        if (in == null) {
+            in = new IncomingMessage(rpc, pkt.messageLength, seq++);
+            // Trust the sender's unscheduled amount only up to our own limit plus a segment.
+            in.granted = (int) Math.min(pkt.messageLength,
+                    Math.min(pkt.incoming, (long) unscheduledLimit + cfg.maxDatagram()));
+            rpc.in = in;
+            grants.totalIncoming += in.outstanding();
+        } else if (pkt.messageLength != in.length) {
+            drop(DropReason.LENGTH_CHANGED);
+            return;
+        }
+        int offset = pkt.offset;
+        int n = pkt.payloadLength;
+        if (n > 0 && offset >= in.granted) {
+            drop(DropReason.BEYOND_GRANT);
+            return;
+        }
+        if (n > 0) {
+            long need = in.allocationFor(offset, n);
+            if (bufferedBytes + need > cfg.maxBufferedBytes) {
+                drop(DropReason.BUFFER_LIMIT);
+                return;
+            }
+            long before = in.outstanding();
+            long allocatedBefore = in.allocated;
+            int added = in.write(offset, buf, pkt.payloadOffset, n);
+            if (added < 0) {
+                drop(DropReason.BUFFER_LIMIT);
+                return;
+            }
+            bufferedBytes += in.allocated - allocatedBefore;
+            grants.totalIncoming += in.outstanding() - before;
+            if (added == 0) {
+                counters[Counter.DUPLICATE_DATA.ordinal()]++;
+            }
+        }
+        rpc.silentTicks = 0;
+        if (pkt.ackId != 0) {
+            acknowledged(from, pkt.ackId);
+        }
+        if (pkt.cutoffVersion != ourCutoffVersion) {
+            maybeSendCutoffs(now, rpc);
+        }
+        if (in.complete()) {
+            finishIncoming(rpc);
+        } else if (in.granted < in.length) {
+            grants.add(in);
+        }
+        grants.schedule(grantSink);
+    }
+
+    private void finishIncoming(Rpc rpc) {
+        IncomingMessage in = rpc.in;
+        grants.remove(in);
+        grants.totalIncoming -= in.outstanding();
+        bufferedBytes -= in.allocated;
+        rpc.in = null;
+        ReceivedMessage message = in.toMessage();
+        if (rpc.client) {
+            counters[Counter.CLIENT_RPCS_COMPLETED.ordinal()]++;
+            rpc.peer.pendingAcks.add(rpc.id);
+            events.add(EngineEvent.response(rpc.id, rpc.peer.address, message));
+            free(rpc);
+        } else {
+            rpc.state = Rpc.State.SERVER_PROCESSING;
+            events.add(EngineEvent.request(rpc.clientId(), rpc.peer.address, message));
+        }
+    }
+
+    private void maybeSendCutoffs(long now, Rpc rpc) {
+        Peer peer = rpc.peer;
+        if (peer.cutoffsSentAt != Long.MIN_VALUE && now - peer.cutoffsSentAt < cfg.cutoffsIntervalNanos) {
+            return;
+        }
+        peer.cutoffsSentAt = now;
+        ByteBuffer b = ByteBuffer.allocate(WireFormat.CUTOFFS_LENGTH);
+        PacketEncoder.cutoffs(b, rpc.id, ourCutoffs, ourCutoffVersion);
+        queueControl(peer.address, b.array(), Counter.PACKETS_SENT_CUTOFFS);
+    }
+
+    private void sendGrant(IncomingMessage m, int newGranted, int priority) {
+        ByteBuffer b = ByteBuffer.allocate(WireFormat.GRANT_LENGTH);
+        PacketEncoder.grant(b, m.rpc.id, newGranted, priority);
+        queueControl(m.rpc.peer.address, b.array(), Counter.PACKETS_SENT_GRANT);
+    }
+
+    // ------------------------------------------------------------------ control packets in
+
+    /** The RPC a control packet from {@code from} with {@code senderId} is about, or null. */
+    private Rpc findRpc(InetSocketAddress from, long senderId) {
+        if ((senderId & 1) != 0) {
+            Rpc rpc = clientRpcs.get(senderId ^ 1);
+            if (rpc != null && !rpc.peer.address.equals(from)) {
+                drop(DropReason.WRONG_PEER);
+                return null;
+            }
+            return rpc;
+        }
+        Peer peer = peers.get(from);
+        return peer == null ? null : peer.serverRpcs.get(senderId);
+    }
+
+    private void handleGrant(InetSocketAddress from) {
+        Rpc rpc = findRpc(from, pkt.senderId);
+        if (rpc == null) {
+            drop(DropReason.UNKNOWN_RPC);
+            return;
+        }
+        rpc.silentTicks = 0;
+        OutgoingMessage out = rpc.out;
+        if (out == null) {
+            drop(DropReason.WRONG_STATE);
+            return;
+        }
+        if (pkt.grantOrResendOffset > out.granted) {
+            out.granted = Math.min(out.length, pkt.grantOrResendOffset);
+            out.grantPriority = Math.min(pkt.priority, cfg.maxScheduledPriority);
+            senders.offer(out);
+        }
+    }
+
+    private void handleResend(InetSocketAddress from) {
+        Rpc rpc = findRpc(from, pkt.senderId);
+        if (rpc == null) {
+            sendBare(from, PacketType.RPC_UNKNOWN, pkt.senderId ^ 1, Counter.PACKETS_SENT_RPC_UNKNOWN);
+            return;
+        }
+        rpc.silentTicks = 0;
+        OutgoingMessage out = rpc.out;
+        if (out == null) {
+            // Server still receiving the request or processing it: alive, nothing to send.
+            sendBare(from, PacketType.BUSY, rpc.id, Counter.PACKETS_SENT_BUSY);
+            return;
+        }
+        if (out.length == 0) {
+            if (out.zeroSent) {
+                out.zeroSent = false; // send the empty segment again
+                senders.offer(out);
+            }
+            return;
+        }
+        int start = pkt.grantOrResendOffset;
+        long end = pkt.resendLength < 0 ? out.sent : Math.min((long) out.length, (long) start + pkt.resendLength);
+        if (end > out.granted) {
+            // The receiver asks beyond our grant: a GRANT was lost.
+            out.granted = (int) end;
+            counters[Counter.LOST_GRANTS_RECOVERED.ordinal()]++;
+        }
+        int retransmitEnd = (int) Math.min(end, out.sent);
+        if (start < retransmitEnd) {
+            out.queueRetransmit(start, retransmitEnd, pkt.priority);
+        } else {
+            sendBare(from, PacketType.BUSY, rpc.id, Counter.PACKETS_SENT_BUSY);
+        }
+        senders.offer(out);
+    }
+
+    private void handleRpcUnknown(InetSocketAddress from) {
+        Rpc rpc = findRpc(from, pkt.senderId);
+        if (rpc == null) {
+            drop(DropReason.UNKNOWN_RPC);
+            return;
+        }
+        if (!rpc.client) {
+            counters[Counter.SERVER_RPCS_ABANDONED.ordinal()]++;
+            free(rpc);
+            return;
+        }
+        // The server does not know our RPC (it restarted, or lost the whole request): start over.
+        if (++rpc.restarts > cfg.maxRestarts) {
+            fail(rpc, RpcError.PEER_UNKNOWN_RPC);
+            return;
+        }
+        counters[Counter.REQUEST_RESTARTS.ordinal()]++;
+        if (rpc.in != null) {
+            IncomingMessage in = rpc.in;
+            grants.remove(in);
+            grants.totalIncoming -= in.outstanding();
+            bufferedBytes -= in.allocated;
+            rpc.in = null;
+        }
+        senders.remove(rpc.out);
+        rpc.out.restart();
+        rpc.silentTicks = 0;
+        senders.offer(rpc.out);
+    }
+
+    private void handleCutoffs(InetSocketAddress from) {
+        Peer peer = peers.get(from);
+        if (peer == null) {
+            drop(DropReason.UNKNOWN_RPC);
+            return;
+        }
+        if (peer.cutoffs == null) {
+            peer.cutoffs = new int[WireFormat.PRIORITY_LEVELS];
+        }
+        System.arraycopy(pkt.cutoffs, 0, peer.cutoffs, 0, WireFormat.PRIORITY_LEVELS);
+        peer.cutoffVersion = pkt.cutoffVersion;
+    }
+
+    private void handleNeedAck(InetSocketAddress from) {
+        if ((pkt.senderId & 1) == 0) {
+            drop(DropReason.WRONG_STATE); // only a server asks for acks
+            return;
+        }
+        long clientId = pkt.senderId ^ 1;
+        Rpc rpc = clientRpcs.get(clientId);
+        if (rpc != null) {
+            if (!rpc.peer.address.equals(from)) {
+                drop(DropReason.WRONG_PEER);
+                return;
+            }
+            rpc.silentTicks = 0;
+            requestMissing(rpc);
+            return;
+        }
+        // Finished (or aborted) here: acknowledge it, with whatever else we owe this peer.
+        Peer peer = peers.get(from);
+        long[] ids = new long[WireFormat.MAX_ACKS];
+        int[] ports = new int[WireFormat.MAX_ACKS];
+        int n = 0;
+        ids[n++] = clientId;
+        if (peer != null) {
+            while (n < WireFormat.MAX_ACKS && !peer.pendingAcks.isEmpty()) {
+                long id = peer.pendingAcks.poll();
+                if (id != clientId) {
+                    ids[n++] = id;
+                }
+            }
+        }
+        sendAck(from, ids, ports, n);
+    }
+
+    /** The client acknowledged {@code clientId}: free the finished server RPC. */
+    private void acknowledged(InetSocketAddress from, long clientId) {
+        Peer peer = peers.get(from);
+        Rpc rpc = peer == null ? null : peer.serverRpcs.get(clientId);
+        if (rpc != null && (rpc.state == Rpc.State.SERVER_AWAITING_ACK || rpc.state == Rpc.State.SERVER_RESPONDING)) {
+            counters[Counter.SERVER_RPCS_COMPLETED.ordinal()]++;
+            free(rpc);
+        }
+    }
+
+    // ------------------------------------------------------------------ sending DATA
+
+    private Transmit writeNewData(long now, OutgoingMessage m, ByteBuffer out) {
+        Peer peer = m.rpc.peer;
+        long ackId = peer.pendingAcks.isEmpty() ? 0 : peer.pendingAcks.poll();
+        int priority = priorityAt(m, m.sent);
+        int first = Math.min(segment, Math.min(m.granted, m.length) - m.sent);
+        int segmentSize = WireFormat.DATA_HEADER + first;
+        int count = 0;
+        int total = 0;
+        while (true) {
+            int n = Math.min(segment, Math.min(m.granted, m.length) - m.sent);
+            if (count > 0 && (n <= 0 || n > first || priorityAt(m, m.sent) != priority
+                    || out.remaining() < WireFormat.DATA_HEADER + n
+                    || !pacer.mayTransmit(now, m.remaining()))) {
+                break;
+            }
+            PacketEncoder.data(out, m.rpc.id, m.length, Math.min(m.granted, m.length), m.sent,
+                    peer.cutoffVersion, false, count == 0 ? ackId : 0, 0, m.payload, m.payloadIndex(m.sent), n);
+            m.sent += n;
+            if (m.length == 0) {
+                m.zeroSent = true;
+            }
+            count++;
+            total += WireFormat.DATA_HEADER + n;
+            pacer.transmitted(now, WireFormat.DATA_HEADER + n + cfg.ipUdpOverhead);
+            if (n < first || count >= cfg.maxGsoSegments) {
+                break;
+            }
+        }
+        counters[Counter.PACKETS_SENT_DATA.ordinal()] += count;
+        fill(peer.address, priority, segmentSize, count, total, true);
+        afterSend(m);
+        return transmit;
+    }
+
+    private Transmit writeRetransmit(long now, OutgoingMessage m, ByteBuffer out) {
+        Peer peer = m.rpc.peer;
+        int pos = m.retransmitStart();
+        int end = m.retransmitEnd();
+        int priority = m.retransmitPriority();
+        int first = Math.min(segment, end - pos);
+        int count = 0;
+        int total = 0;
+        while (pos < end && count < cfg.maxGsoSegments) {
+            int n = Math.min(segment, end - pos);
+            if (count > 0 && out.remaining() < WireFormat.DATA_HEADER + n) {
+                break;
+            }
+            PacketEncoder.data(out, m.rpc.id, m.length, Math.min(m.granted, m.length), pos,
+                    peer.cutoffVersion, true, 0, 0, m.payload, m.payloadIndex(pos), n);
+            pos += n;
+            count++;
+            total += WireFormat.DATA_HEADER + n;
+            counters[Counter.BYTES_RETRANSMITTED.ordinal()] += n;
+            pacer.transmitted(now, WireFormat.DATA_HEADER + n + cfg.ipUdpOverhead);
+            if (n < first) {
+                break;
+            }
+        }
+        m.retransmitted(pos);
+        counters[Counter.PACKETS_SENT_DATA.ordinal()] += count;
+        counters[Counter.PACKETS_RETRANSMITTED.ordinal()] += count;
+        fill(peer.address, priority, WireFormat.DATA_HEADER + first, count, total, true);
+        afterSend(m);
+        return transmit;
+    }
+
+    private void afterSend(OutgoingMessage m) {
+        if (!m.sendable()) {
+            senders.pollHead();
+        }
+        Rpc rpc = m.rpc;
+        if (!rpc.client && rpc.state == Rpc.State.SERVER_RESPONDING && m.fullySent()) {
+            rpc.state = Rpc.State.SERVER_AWAITING_ACK;
+            rpc.silentTicks = 0;
+        }
+    }
+
+    /** Priority of the byte at {@code offset}: unscheduled from the receiver's cutoffs, else granted. */
+    private int priorityAt(OutgoingMessage m, int offset) {
+        if (offset < m.unscheduledLimit || m.length == 0) {
+            return unscheduledPriority(m.rpc.peer, m.length);
+        }
+        return m.grantPriority;
+    }
+
+    int unscheduledPriority(Peer peer, int length) {
+        if (cfg.fifoSchedulingForTests) {
+            return 0;
+        }
+        if (peer.cutoffs == null) {
+            return cfg.defaultUnscheduledPriority;
+        }
+        for (int level = WireFormat.MAX_PRIORITY; level > cfg.maxScheduledPriority; level--) {
+            if (peer.cutoffs[level] >= length) {
+                return level;
+            }
+        }
+        return cfg.maxScheduledPriority + 1;
+    }
+
+    private void fill(InetSocketAddress dest, int priority, int segmentSize, int segments, int length, boolean data) {
+        transmit.destination = dest;
+        transmit.priority = priority;
+        transmit.segmentSize = segmentSize;
+        transmit.segments = segments;
+        transmit.length = length;
+        transmit.data = data;
+        counters[Counter.BYTES_SENT.ordinal()] += length;
+    }
+
+    // ------------------------------------------------------------------ timer
+
+    private void armTick(long now) {
+        if (nextTickAt == Long.MAX_VALUE) {
+            nextTickAt = now + cfg.tickNanos;
+        }
+    }
+
+    private boolean hasTimedState() {
+        if (!clientRpcs.isEmpty() || serverRpcCount > 0) {
+            return true;
+        }
+        for (Peer p : peers.values()) {
+            if (!p.tombstones.isEmpty() || !p.pendingAcks.isEmpty()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void runTick(long now) {
+        tickScratch.clear();
+        tickScratch.addAll(clientRpcs.values());
+        for (Peer p : peers.values()) {
+            tickScratch.addAll(p.serverRpcs.values());
+        }
+        for (int i = 0; i < tickScratch.size(); i++) {
+            Rpc rpc = tickScratch.get(i);
+            if (rpc.state != Rpc.State.DEAD) {
+                checkRpc(rpc);
+            }
+        }
+        tickScratch.clear();
+        for (Peer p : peers.values()) {
+            p.expireTombstones(tick);
+            flushAcks(p);
+        }
+        if (peers.size() > PEER_SWEEP_THRESHOLD) {
+            peers.values().removeIf(Peer::idle);
+        }
+    }
+
+    /** One tick of silence accounting for one RPC (Linux Homa's homa_timer_check_rpc). */
+    private void checkRpc(Rpc rpc) {
+        if (rpc.state == Rpc.State.SERVER_PROCESSING) {
+            rpc.silentTicks = 0; // the application is working on it
+            return;
+        }
+        OutgoingMessage out = rpc.out;
+        if (out != null && out.hasNewData()) {
+            rpc.silentTicks = 0; // we owe the peer granted data: our pacer's turn, not its silence
+            return;
+        }
+        IncomingMessage in = rpc.in;
+        boolean receiving = rpc.client ? out.fullySent() : rpc.state == Rpc.State.SERVER_RECEIVING;
+        if (receiving && in != null && in.received() >= in.granted) {
+            // Everything we granted has arrived: the sender waits for our grants. Tell it we live.
+            rpc.silentTicks = 0;
+            if (++rpc.waitTicks % cfg.resendInterval == 0) {
+                sendBare(rpc.peer.address, PacketType.BUSY, rpc.id, Counter.PACKETS_SENT_BUSY);
+            }
+            return;
+        }
+        rpc.waitTicks = 0;
+        rpc.silentTicks++;
+        if (rpc.silentTicks >= cfg.timeoutTicks) {
+            if (rpc.client) {
+                counters[Counter.TIMEOUTS.ordinal()]++;
+                fail(rpc, RpcError.TIMEOUT);
+            } else {
+                counters[Counter.SERVER_RPCS_TIMED_OUT.ordinal()]++;
+                free(rpc);
+            }
+            return;
+        }
+        if (rpc.state == Rpc.State.SERVER_AWAITING_ACK) {
+            if (rpc.silentTicks >= cfg.needAckTicks) {
+                sendBare(rpc.peer.address, PacketType.NEED_ACK, rpc.id, Counter.PACKETS_SENT_NEED_ACK);
+            }
+            return;
+        }
+        if (rpc.silentTicks >= cfg.resendTicks && (rpc.silentTicks - cfg.resendTicks) % cfg.resendInterval == 0) {
+            requestMissing(rpc);
+        }
+    }
+
+    /** Asks the peer for what we miss: the gaps below the grant, or (a client with nothing) all of it. */
+    private void requestMissing(Rpc rpc) {
+        IncomingMessage in = rpc.in;
+        if (in == null) {
+            if (rpc.client) {
+                sendResend(rpc, 0, -1, cfg.defaultUnscheduledPriority);
+            }
+            return;
+        }
+        int n = in.ranges.gaps(in.granted, gapScratch, MAX_RESEND_GAPS);
+        for (int i = 0; i < n; i++) {
+            int start = gapScratch[2 * i];
+            int end = gapScratch[2 * i + 1];
+            int priority = start < unscheduledLimit ? cfg.defaultUnscheduledPriority : in.grantPriority;
+            sendResend(rpc, start, end - start, priority);
+        }
+    }
+
+    private void sendResend(Rpc rpc, int offset, int length, int priority) {
+        ByteBuffer b = ByteBuffer.allocate(WireFormat.RESEND_LENGTH);
+        PacketEncoder.resend(b, rpc.id, offset, length, priority);
+        queueControl(rpc.peer.address, b.array(), Counter.PACKETS_SENT_RESEND);
+    }
+
+    private void flushAcks(Peer p) {
+        while (!p.pendingAcks.isEmpty()) {
+            long[] ids = new long[WireFormat.MAX_ACKS];
+            int[] ports = new int[WireFormat.MAX_ACKS];
+            int n = 0;
+            while (n < WireFormat.MAX_ACKS && !p.pendingAcks.isEmpty()) {
+                ids[n++] = p.pendingAcks.poll();
+            }
+            sendAck(p.address, ids, ports, n);
+        }
+    }
+
+    private void sendAck(InetSocketAddress to, long[] ids, int[] ports, int n) {
+        ByteBuffer b = ByteBuffer.allocate(PacketEncoder.ackLength(n));
+        // An ACK names no single RPC; its sender id is the first acknowledged one.
+        PacketEncoder.ack(b, ids[0], ids, ports, n);
+        queueControl(to, b.array(), Counter.PACKETS_SENT_ACK);
+    }
+
+    // ------------------------------------------------------------------ lifecycle helpers
+
+    private void fail(Rpc rpc, RpcError error) {
+        counters[Counter.CLIENT_RPCS_FAILED.ordinal()]++;
+        events.add(EngineEvent.failed(rpc.id, rpc.peer.address, error));
+        free(rpc);
+    }
+
+    /** Removes every trace of an RPC (a server RPC leaves a tombstone against late duplicates). */
+    private void free(Rpc rpc) {
+        if (rpc.state == Rpc.State.DEAD) {
+            return;
+        }
+        IncomingMessage in = rpc.in;
+        if (in != null) {
+            grants.remove(in);
+            grants.totalIncoming -= in.outstanding();
+            bufferedBytes -= in.allocated;
+            rpc.in = null;
+        }
+        if (rpc.out != null) {
+            senders.remove(rpc.out);
+        }
+        Peer peer = rpc.peer;
+        if (rpc.client) {
+            clientRpcs.remove(rpc.id);
+            peer.clientRpcs--;
+        } else {
+            peer.serverRpcs.remove(rpc.clientId());
+            serverRpcCount--;
+            if (cfg.tombstoneTicks > 0) {
+                peer.tombstones.put(rpc.clientId(), tick + cfg.tombstoneTicks);
+            }
+        }
+        rpc.state = Rpc.State.DEAD;
+        grants.schedule(grantSink); // freed budget may unblock needy messages
+    }
+
+    private Peer peerFor(InetSocketAddress address) {
+        Peer p = peers.get(address);
+        if (p == null) {
+            p = new Peer(address);
+            peers.put(address, p);
+        }
+        return p;
+    }
+
+    private long allocateId() {
+        while (true) {
+            long id = nextId;
+            nextId += idStep;
+            if ((id & ~1L) != 0 && !clientRpcs.containsKey(id)) {
+                return id;
+            }
+        }
+    }
+
+    private void sendBare(InetSocketAddress to, PacketType type, long senderId, Counter counter) {
+        ByteBuffer b = ByteBuffer.allocate(WireFormat.BARE_LENGTH);
+        PacketEncoder.bare(b, type, senderId);
+        queueControl(to, b.array(), counter);
+    }
+
+    private void queueControl(InetSocketAddress to, byte[] bytes, Counter counter) {
+        counters[counter.ordinal()]++;
+        control.add(new ControlPacket(to, bytes));
+    }
+
+    private void drop(DropReason reason) {
+        drops[reason.ordinal()]++;
+        counters[Counter.PACKETS_DROPPED.ordinal()]++;
+    }
+
+    /** An encoded control packet waiting for {@link #pollTransmit}. */
+    private record ControlPacket(InetSocketAddress destination, byte[] bytes) {
+    }
+
+    // ------------------------------------------------------------------ introspection
+
+    /** A counter's value. */
+    public long counter(Counter c) {
+        return counters[c.ordinal()];
+    }
+
+    /** Datagrams dropped for {@code reason}. */
+    public long drops(DropReason reason) {
+        return drops[reason.ordinal()];
+    }
+
+    /** Live client plus server RPCs. */
+    public int liveRpcs() {
+        return clientRpcs.size() + serverRpcCount;
+    }
+
+    public int liveClientRpcs() {
+        return clientRpcs.size();
+    }
+
+    public int liveServerRpcs() {
+        return serverRpcCount;
+    }
+
+    /** Bytes of reassembly memory held for incoming messages not yet complete. */
+    public long bufferedBytes() {
+        return bufferedBytes;
+    }
+
+    /** Bytes granted or unscheduled but not yet received, over all incoming messages. */
+    public long incomingBytes() {
+        return grants.totalIncoming;
+    }
+
+    /**
+     * Scheduled bytes (beyond each message's unscheduled prefix) granted and not yet received, an
+     * upper bound: what the incoming budget {@code maxIncoming} limits.
+     */
+    public long grantedUnreceivedBytes() {
+        long sum = 0;
+        for (Rpc r : clientRpcs.values()) {
+            sum += scheduledOutstanding(r.in);
+        }
+        for (Peer p : peers.values()) {
+            for (Rpc r : p.serverRpcs.values()) {
+                sum += scheduledOutstanding(r.in);
+            }
+        }
+        return sum;
+    }
+
+    private long scheduledOutstanding(IncomingMessage in) {
+        if (in == null) {
+            return 0;
+        }
+        return Math.max(0, in.granted - Math.max(in.received(), Math.min(in.length, unscheduledLimit)));
+    }
+
+    /** Ids remembered for finished server RPCs (expire after {@code tombstoneTicks}). */
+    public int tombstones() {
+        int n = 0;
+        for (Peer p : peers.values()) {
+            n += p.tombstones.size();
+        }
+        return n;
+    }
+
+    /** Peers known (per-peer state is small and swept when idle). */
+    public int peers() {
+        return peers.size();
+    }
+
+    /**
+     * True when the engine holds no per-RPC state at all: no RPCs, no queued packets or events, no
+     * buffered bytes, no pending acks and no tombstones.
+     */
+    public boolean isQuiescent() {
+        if (liveRpcs() != 0 || !control.isEmpty() || !events.isEmpty() || bufferedBytes != 0
+                || grants.totalIncoming != 0 || grants.size() != 0 || senders.size() != 0) {
+            return false;
+        }
+        for (Peer p : peers.values()) {
+            if (!p.idle()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** A one-line summary of the engine's state, for logs and failing tests. */
+    public String describe() {
+        return "rpcs=" + clientRpcs.size() + "c/" + serverRpcCount + "s buffered=" + bufferedBytes
+                + " incoming=" + grants.totalIncoming + " grantable=" + grants.size()
+                + " sendq=" + senders.size() + " control=" + control.size() + " events=" + events.size()
+                + " tombstones=" + tombstones() + " peers=" + peers.size();
+    }
+}

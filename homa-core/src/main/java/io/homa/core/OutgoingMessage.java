@@ -1,0 +1,121 @@
+package io.homa.core;
+
+import java.nio.ByteBuffer;
+
+/**
+ * A message being sent: its bytes, how far it has been transmitted, how far the receiver granted,
+ * and ranges queued for retransmission. The engine reads the payload with absolute gets only, so
+ * the caller's buffer position and limit are never changed.
+ */
+final class OutgoingMessage {
+    final Rpc rpc;
+    final ByteBuffer payload;
+    final int length;
+    /** Order of creation: FIFO mode and SRPT ties. */
+    final long seq;
+    /** Bytes transmitted at least once (a prefix of the message). */
+    int sent;
+    /** The sender may transmit every byte below this. */
+    int granted;
+    /** End of the unscheduled prefix. */
+    final int unscheduledLimit;
+    /** Priority for scheduled bytes, from the last GRANT. */
+    int grantPriority;
+    /** Whether this message is in the sender's SRPT queue. */
+    boolean queued;
+
+    // Ranges to retransmit (start, end, priority), a small ring.
+    private static final int MAX_RETRANSMITS = 8;
+    private final int[] rtStart = new int[MAX_RETRANSMITS];
+    private final int[] rtEnd = new int[MAX_RETRANSMITS];
+    private final int[] rtPriority = new int[MAX_RETRANSMITS];
+    private int rtHead;
+    private int rtCount;
+
+    OutgoingMessage(Rpc rpc, ByteBuffer payload, long seq, int unscheduledLimit) {
+        this.rpc = rpc;
+        this.payload = payload;
+        this.length = payload.remaining();
+        this.seq = seq;
+        this.unscheduledLimit = Math.min(length, unscheduledLimit);
+        this.granted = this.unscheduledLimit;
+    }
+
+    /** Payload byte {@code offset} of the message is at this absolute index of {@link #payload}. */
+    int payloadIndex(int offset) {
+        return payload.position() + offset;
+    }
+
+    /** Bytes not yet transmitted once: the sender's SRPT key. */
+    int remaining() {
+        return length - sent;
+    }
+
+    boolean hasNewData() {
+        return sent < granted || (length == 0 && sent == 0 && !zeroSent);
+    }
+
+    /** A zero-length message still sends one (empty) DATA packet. */
+    boolean zeroSent;
+
+    boolean hasRetransmit() {
+        return rtCount > 0;
+    }
+
+    boolean sendable() {
+        return hasNewData() || hasRetransmit();
+    }
+
+    boolean fullySent() {
+        return length == 0 ? zeroSent : sent >= length;
+    }
+
+    /** Queues {@code [start, end)} for retransmission, merging with a queued overlapping range. */
+    void queueRetransmit(int start, int end, int priority) {
+        if (start >= end) {
+            return;
+        }
+        for (int i = 0; i < rtCount; i++) {
+            int k = (rtHead + i) % MAX_RETRANSMITS;
+            if (start <= rtEnd[k] && end >= rtStart[k]) {
+                rtStart[k] = Math.min(rtStart[k], start);
+                rtEnd[k] = Math.max(rtEnd[k], end);
+                rtPriority[k] = Math.max(rtPriority[k], priority);
+                return;
+            }
+        }
+        if (rtCount == MAX_RETRANSMITS) {
+            return; // the receiver asks again after resend_interval
+        }
+        int k = (rtHead + rtCount) % MAX_RETRANSMITS;
+        rtStart[k] = start;
+        rtEnd[k] = end;
+        rtPriority[k] = priority;
+        rtCount++;
+    }
+
+    int retransmitStart() { return rtStart[rtHead]; }
+
+    int retransmitEnd() { return rtEnd[rtHead]; }
+
+    int retransmitPriority() { return rtPriority[rtHead]; }
+
+    /** Marks the head range as sent up to {@code upTo}. */
+    void retransmitted(int upTo) {
+        if (upTo >= rtEnd[rtHead]) {
+            rtHead = (rtHead + 1) % MAX_RETRANSMITS;
+            rtCount--;
+        } else {
+            rtStart[rtHead] = upTo;
+        }
+    }
+
+    /** Forget all progress: the request restarts from offset 0 (after RPC_UNKNOWN). */
+    void restart() {
+        sent = 0;
+        zeroSent = false;
+        granted = unscheduledLimit;
+        rtCount = 0;
+        rtHead = 0;
+    }
+}

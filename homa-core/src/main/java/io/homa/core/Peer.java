@@ -1,0 +1,50 @@
+package io.homa.core;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Map;
+
+/**
+ * What this engine knows about one remote socket: the cutoffs it announced (for the priority of
+ * our unscheduled bytes to it), when we last told it ours, its server RPCs on our side, acks we
+ * owe it, and ids of its finished RPCs we still remember.
+ */
+final class Peer {
+    final InetSocketAddress address;
+    /** The peer's cutoffs (index = level), or {@code null} until it sends CUTOFFS. */
+    int[] cutoffs;
+    /** Version of {@link #cutoffs}; 0 while unknown. */
+    int cutoffVersion;
+    /** When we last sent this peer our CUTOFFS (ns); MIN_VALUE: never. */
+    long cutoffsSentAt = Long.MIN_VALUE;
+    /** Server RPCs for this peer's requests, by client id. */
+    final Map<Long, Rpc> serverRpcs = new HashMap<>();
+    /** Client RPCs of ours to this peer that are still live. */
+    int clientRpcs;
+    /** Client ids of responses we finished and still have to acknowledge to this peer. */
+    final ArrayDeque<Long> pendingAcks = new ArrayDeque<>();
+    /** Client ids of recently finished server RPCs, with the tick at which they expire. */
+    final Map<Long, Long> tombstones = new HashMap<>();
+
+    Peer(InetSocketAddress address) {
+        this.address = address;
+    }
+
+    boolean idle() {
+        return serverRpcs.isEmpty() && clientRpcs == 0 && pendingAcks.isEmpty() && tombstones.isEmpty();
+    }
+
+    void expireTombstones(long tick) {
+        if (tombstones.isEmpty()) {
+            return;
+        }
+        Iterator<Long> it = tombstones.values().iterator();
+        while (it.hasNext()) {
+            if (it.next() <= tick) {
+                it.remove();
+            }
+        }
+    }
+}

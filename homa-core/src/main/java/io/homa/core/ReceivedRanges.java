@@ -1,0 +1,126 @@
+package io.homa.core;
+
+/**
+ * The byte ranges of a message received so far, as sorted disjoint half-open intervals. In the
+ * common case (in-order arrival) there is one interval that grows at its end. The number of
+ * intervals is bounded: a segment that would need more is refused, so a peer sending scattered
+ * fragments cannot make this grow without limit.
+ */
+final class ReceivedRanges {
+    static final int MAX_INTERVALS = 256;
+
+    private int[] starts = new int[4];
+    private int[] ends = new int[4];
+    private int count;
+    private long total;
+
+    /** Bytes received (each byte counted once). */
+    long total() {
+        return total;
+    }
+
+    int intervals() {
+        return count;
+    }
+
+    /** Bytes from 0 that have all arrived. */
+    int contiguous() {
+        return count > 0 && starts[0] == 0 ? ends[0] : 0;
+    }
+
+    /**
+     * Records {@code [start, end)}.
+     *
+     * @return bytes that were new, or -1 if the segment was refused (too many intervals)
+     */
+    int add(int start, int end) {
+        if (start >= end) {
+            return 0;
+        }
+        // Fast path: extends (or lies within) the last interval.
+        if (count > 0 && start <= ends[count - 1] && start >= starts[count - 1]) {
+            int added = Math.max(0, end - ends[count - 1]);
+            if (added > 0) {
+                ends[count - 1] = end;
+                total += added;
+            }
+            return added;
+        }
+        // First interval whose end >= start: the new range merges from there.
+        int lo = 0;
+        while (lo < count && ends[lo] < start) {
+            lo++;
+        }
+        int hi = lo;
+        long covered = 0;
+        int newStart = start;
+        int newEnd = end;
+        while (hi < count && starts[hi] <= end) {
+            covered += ends[hi] - starts[hi];
+            newStart = Math.min(newStart, starts[hi]);
+            newEnd = Math.max(newEnd, ends[hi]);
+            hi++;
+        }
+        int merged = hi - lo;
+        if (merged == 0 && count >= MAX_INTERVALS) {
+            return -1;
+        }
+        int added = (int) ((newEnd - newStart) - covered);
+        if (merged == 0) {
+            ensure(count + 1);
+            System.arraycopy(starts, lo, starts, lo + 1, count - lo);
+            System.arraycopy(ends, lo, ends, lo + 1, count - lo);
+            count++;
+        } else if (merged > 1) {
+            System.arraycopy(starts, hi, starts, lo + 1, count - hi);
+            System.arraycopy(ends, hi, ends, lo + 1, count - hi);
+            count -= merged - 1;
+        }
+        starts[lo] = newStart;
+        ends[lo] = newEnd;
+        total += added;
+        return added;
+    }
+
+    /** Whether every byte of {@code [start, end)} has arrived. */
+    boolean contains(int start, int end) {
+        for (int i = 0; i < count; i++) {
+            if (starts[i] <= start && ends[i] >= end) {
+                return true;
+            }
+        }
+        return start >= end;
+    }
+
+    /**
+     * Writes up to {@code max} gaps below {@code limit} as pairs (start, end) into {@code out}.
+     *
+     * @return the number of gaps written
+     */
+    int gaps(int limit, int[] out, int max) {
+        int n = 0;
+        int pos = 0;
+        for (int i = 0; i < count && n < max && pos < limit; i++) {
+            if (starts[i] > pos) {
+                out[2 * n] = pos;
+                out[2 * n + 1] = Math.min(starts[i], limit);
+                n++;
+            }
+            pos = ends[i];
+        }
+        if (n < max && pos < limit) {
+            out[2 * n] = pos;
+            out[2 * n + 1] = limit;
+            n++;
+        }
+        return n;
+    }
+
+    private void ensure(int capacity) {
+        if (capacity > starts.length) {
+            int cap = Math.min(MAX_INTERVALS, Math.max(capacity, starts.length * 2));
+            starts = java.util.Arrays.copyOf(starts, cap);
+            ends = java.util.Arrays.copyOf(ends, cap);
+        }
+    }
+}

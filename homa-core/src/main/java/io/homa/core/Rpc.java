@@ -1,0 +1,53 @@
+package io.homa.core;
+
+/**
+ * One RPC as one side sees it. A client RPC sends a request and receives a response; a server
+ * RPC receives a request and sends a response. {@link #id} is this side's id: even on the
+ * client, {@code clientId ^ 1} on the server, as in Linux Homa.
+ */
+final class Rpc {
+    enum State {
+        /** Client: request going out and/or response coming in. */
+        CLIENT_ACTIVE,
+        /** Server: the request is arriving. */
+        SERVER_RECEIVING,
+        /** Server: the request was delivered; waiting for the application's response. */
+        SERVER_PROCESSING,
+        /** Server: the response is going out. */
+        SERVER_RESPONDING,
+        /** Server: the response is all sent; waiting for the client's ACK. */
+        SERVER_AWAITING_ACK,
+        /** Freed: no longer in any table. */
+        DEAD
+    }
+
+    final long id;
+    final Peer peer;
+    final boolean client;
+    State state;
+    OutgoingMessage out;
+    IncomingMessage in;
+    /** Ticks since a packet for this RPC last arrived. */
+    int silentTicks;
+    /** Ticks spent waiting for our own grants (the sender hears BUSY now and then). */
+    int waitTicks;
+    /** Client: times the request restarted after RPC_UNKNOWN. */
+    int restarts;
+
+    Rpc(long id, Peer peer, boolean client) {
+        this.id = id;
+        this.peer = peer;
+        this.client = client;
+        this.state = client ? State.CLIENT_ACTIVE : State.SERVER_RECEIVING;
+    }
+
+    /** The client's id of this RPC (even), used in events, acks and server tables. */
+    long clientId() {
+        return client ? id : id ^ 1;
+    }
+
+    @Override
+    public String toString() {
+        return (client ? "client" : "server") + " rpc " + id + " " + state + " peer " + peer.address;
+    }
+}

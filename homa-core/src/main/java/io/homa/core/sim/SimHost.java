@@ -1,0 +1,193 @@
+package io.homa.core.sim;
+
+import io.homa.core.EngineConfig;
+import io.homa.core.EngineEvent;
+import io.homa.core.HomaEngine;
+import io.homa.core.Transmit;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.function.Consumer;
+
+/**
+ * A simulated host: one Homa engine, its NIC (a FIFO uplink at the link rate) and the glue that a
+ * real I/O shell provides: it feeds arriving datagrams and timer calls to the engine, drains the
+ * engine's transmits onto the uplink, and hands events to the application's handler.
+ */
+public final class SimHost {
+    private final SimNetwork net;
+    private final InetSocketAddress address;
+    private final HomaEngine engine;
+    final PriorityPort downlink;
+    private final ByteBuffer txBuffer;
+    private final ArrayDeque<SimPacket> uplink = new ArrayDeque<>();
+    private boolean uplinkBusy;
+    private long uplinkQueuedBytes;
+    private long maxUplinkQueuedBytes;
+    private long timerAt = Long.MAX_VALUE;
+    private Consumer<EngineEvent> handler = e -> { };
+    boolean connected = true;
+
+    SimHost(SimNetwork net, InetSocketAddress address, EngineConfig config, long seed, PriorityPort downlink) {
+        this.net = net;
+        this.address = address;
+        this.engine = new HomaEngine(config, seed);
+        this.downlink = downlink;
+        this.txBuffer = ByteBuffer.allocate(config.maxDatagram() * config.maxGsoSegments);
+    }
+
+    public InetSocketAddress address() {
+        return address;
+    }
+
+    public HomaEngine engine() {
+        return engine;
+    }
+
+    /** Where this host's events go (called on the simulation's thread, at the event's time). */
+    public void onEvent(Consumer<EngineEvent> handler) {
+        this.handler = handler;
+    }
+
+    /** Answers every request with its own bytes, at once. */
+    public void serveEcho() {
+        onEvent(e -> {
+            if (e.kind() == EngineEvent.Kind.REQUEST) {
+                engine.respond(net.now(), e.peer(), e.rpcId(), ByteBuffer.wrap(e.message().toByteArray()));
+                pump();
+            }
+        });
+    }
+
+    /** Starts an RPC now; returns its id. */
+    public long call(SimHost server, byte[] request) {
+        return call(server.address, request);
+    }
+
+    public long call(InetSocketAddress server, byte[] request) {
+        long id = engine.startRequest(net.now(), server, ByteBuffer.wrap(request));
+        pump();
+        return id;
+    }
+
+    /** Answers a request (from a handler or later). */
+    public boolean respond(InetSocketAddress client, long rpcId, byte[] response) {
+        boolean ok = engine.respond(net.now(), client, rpcId, ByteBuffer.wrap(response));
+        pump();
+        return ok;
+    }
+
+    public boolean abort(long rpcId) {
+        boolean ok = engine.abort(net.now(), rpcId);
+        pump();
+        return ok;
+    }
+
+    /** Cuts the host off: packets to it are lost and it sends nothing (a crashed machine). */
+    public void disconnect() {
+        connected = false;
+    }
+
+    public boolean connected() {
+        return connected;
+    }
+
+    /** Most bytes ever queued in this host's NIC (uplink). */
+    public long maxUplinkQueuedBytes() {
+        return maxUplinkQueuedBytes;
+    }
+
+    /** Most bytes ever queued at this host's switch port (downlink). */
+    public long maxDownlinkQueuedBytes() {
+        return downlink.maxQueuedBytes;
+    }
+
+    void receive(SimPacket p) {
+        if (!connected) {
+            return;
+        }
+        engine.onDatagram(net.now(), p.source, ByteBuffer.wrap(p.bytes));
+        pump();
+    }
+
+    /** Drains events and transmits from the engine and re-arms its timer. */
+    public void pump() {
+        if (!connected) {
+            return;
+        }
+        EngineEvent e;
+        while ((e = engine.pollEvent()) != null) {
+            handler.accept(e);
+        }
+        long now = net.now();
+        while (true) {
+            txBuffer.clear();
+            Transmit t = engine.pollTransmit(now, txBuffer);
+            if (t == null) {
+                break;
+            }
+            int pos = 0;
+            for (int i = 0; i < t.segments(); i++) {
+                int len = Math.min(t.segmentSize(), t.length() - pos);
+                byte[] bytes = new byte[len];
+                txBuffer.get(pos, bytes);
+                pos += len;
+                enqueueUplink(new SimPacket(address, t.destination(), bytes, t.priority(),
+                        net.settings().ipUdpOverhead));
+            }
+        }
+        // Events may have been produced by handlers calling back into the engine.
+        if (engine.hasEvents()) {
+            pump();
+            return;
+        }
+        armTimer();
+    }
+
+    private void armTimer() {
+        long deadline = engine.nextDeadline();
+        if (deadline == Long.MAX_VALUE || deadline >= timerAt) {
+            return;
+        }
+        timerAt = deadline;
+        long at = Math.max(deadline, net.now() + 1);
+        net.schedule(at, () -> {
+            if (timerAt != deadline) {
+                return; // superseded by an earlier timer
+            }
+            timerAt = Long.MAX_VALUE;
+            if (!connected) {
+                return;
+            }
+            engine.onTimer(net.now());
+            pump();
+        });
+    }
+
+    private void enqueueUplink(SimPacket p) {
+        uplink.add(p);
+        uplinkQueuedBytes += p.wireBytes;
+        maxUplinkQueuedBytes = Math.max(maxUplinkQueuedBytes, uplinkQueuedBytes);
+        if (!uplinkBusy) {
+            drainUplink();
+        }
+    }
+
+    private void drainUplink() {
+        SimPacket p = uplink.poll();
+        if (p == null) {
+            uplinkBusy = false;
+            return;
+        }
+        uplinkBusy = true;
+        uplinkQueuedBytes -= p.wireBytes;
+        long done = net.now() + net.serializationNanos(p.wireBytes);
+        net.schedule(done, () -> {
+            if (connected) {
+                net.schedule(net.now() + net.settings().linkLatencyNanos, () -> net.arriveAtSwitch(p));
+            }
+            drainUplink();
+        });
+    }
+}

@@ -1,0 +1,72 @@
+package io.homa.core.wire;
+
+/**
+ * A decoded Homa packet: a mutable holder that {@link PacketDecoder} fills in place, so that the
+ * receive path allocates nothing. Only the fields of the decoded {@link #type} are meaningful.
+ * The DATA payload is not copied: {@link #payloadOffset} and {@link #payloadLength} locate it in
+ * the buffer that was decoded.
+ */
+public final class DecodedPacket {
+    /** The packet type. */
+    public PacketType type;
+    /** The sender's RPC id (even from a client, odd from a server). */
+    public long senderId;
+
+    // DATA
+    /** Total length of the message this segment belongs to. */
+    public int messageLength;
+    /** Bytes of the message the receiver may expect without further grants. */
+    public int incoming;
+    /** Offset of this segment within its message. */
+    public int offset;
+    /** Version of the receiver's cutoffs the sender last saw (0: none). */
+    public int cutoffVersion;
+    /** Whether this segment answers a RESEND. */
+    public boolean retransmit;
+    /** Piggy-backed ack: a client RPC id whose response is complete, or 0 for none. */
+    public long ackId;
+    /** Piggy-backed ack: the server port it is for. */
+    public int ackPort;
+    /** Absolute index of the payload in the decoded buffer. */
+    public int payloadOffset;
+    /** Payload bytes in this segment. */
+    public int payloadLength;
+
+    // GRANT (offset also used by RESEND)
+    /** GRANT: the sender may send all bytes before this offset. RESEND: start of the range. */
+    public int grantOrResendOffset;
+    /** GRANT / RESEND: the priority level to use for the data. */
+    public int priority;
+    /** RESEND: bytes to resend, or -1 for everything sent so far. */
+    public int resendLength;
+
+    // CUTOFFS
+    /** CUTOFFS: index = priority level, value = largest message length for that level. */
+    public final int[] cutoffs = new int[WireFormat.PRIORITY_LEVELS];
+
+    // ACK
+    /** ACK: number of valid entries in {@link #ackIds} / {@link #ackPorts}. */
+    public int ackCount;
+    public final long[] ackIds = new long[WireFormat.MAX_ACKS];
+    public final int[] ackPorts = new int[WireFormat.MAX_ACKS];
+
+    @Override
+    public String toString() {
+        StringBuilder sb = new StringBuilder().append(type).append(" id=").append(senderId);
+        if (type == null) {
+            return sb.toString();
+        }
+        switch (type) {
+            case DATA -> sb.append(" len=").append(messageLength).append(" incoming=").append(incoming)
+                    .append(" off=").append(offset).append(" seg=").append(payloadLength)
+                    .append(retransmit ? " retransmit" : "").append(ackId != 0 ? " ack=" + ackId : "");
+            case GRANT -> sb.append(" off=").append(grantOrResendOffset).append(" prio=").append(priority);
+            case RESEND -> sb.append(" off=").append(grantOrResendOffset).append(" len=").append(resendLength)
+                    .append(" prio=").append(priority);
+            case CUTOFFS -> sb.append(" version=").append(cutoffVersion);
+            case ACK -> sb.append(" count=").append(ackCount);
+            default -> { }
+        }
+        return sb.toString();
+    }
+}

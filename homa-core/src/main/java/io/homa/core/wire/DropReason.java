@@ -1,0 +1,55 @@
+package io.homa.core.wire;
+
+/**
+ * Why an incoming datagram was dropped. The decoder returns the structural reasons; the engine
+ * adds the ones that need protocol state. Every drop is counted per reason, never thrown.
+ */
+public enum DropReason {
+    /** Shorter than the common header. */
+    TOO_SHORT,
+    /** The magic number is not Homa's: a datagram from some other protocol. */
+    BAD_MAGIC,
+    /** A Homa packet of a wire version this implementation does not speak. */
+    BAD_VERSION,
+    /** A type code that is not a Homa packet type (or is FREEZE, which we do not accept). */
+    UNKNOWN_TYPE,
+    /** The datagram length does not fit its type (too short for its fields, or trailing bytes). */
+    BAD_LENGTH,
+    /** A DATA message length above the configured maximum. */
+    MESSAGE_TOO_LONG,
+    /** A DATA segment (or RESEND range, or GRANT offset) that lies beyond the message. */
+    BEYOND_MESSAGE,
+    /** A DATA segment with no payload in a non-empty message. */
+    EMPTY_SEGMENT,
+    /** A priority outside 0..7. */
+    BAD_PRIORITY,
+    /** An ACK whose count is outside 0..5 or disagrees with the datagram length. */
+    BAD_ACK_COUNT,
+    /** CUTOFFS whose values are not non-increasing from level 7 down, or are negative. */
+    BAD_CUTOFFS,
+    /** A flag bit this version does not define. */
+    BAD_FLAGS,
+    /** The RPC id is 0 (never used by a client) where an RPC is named. */
+    BAD_ID,
+    /** A packet for an RPC the engine does not know (after answering RPC_UNKNOWN where due). */
+    UNKNOWN_RPC,
+    /** A packet for an RPC that belongs to a different peer. */
+    WRONG_PEER,
+    /** A DATA packet whose message length differs from the one already known for the message. */
+    LENGTH_CHANGED,
+    /** DATA beyond what this receiver has granted. */
+    BEYOND_GRANT,
+    /** A new server RPC refused: the per-peer or total RPC limit is reached. */
+    RPC_LIMIT,
+    /** Incoming data refused: the total buffered incoming bytes limit is reached. */
+    BUFFER_LIMIT,
+    /** A packet that makes no sense in the RPC's state (e.g. a GRANT for a request already sent). */
+    WRONG_STATE;
+
+    private static final DropReason[] VALUES = values();
+
+    /** All reasons, shared (do not modify). */
+    public static DropReason[] all() {
+        return VALUES;
+    }
+}

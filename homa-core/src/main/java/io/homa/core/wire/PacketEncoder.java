@@ -1,0 +1,117 @@
+package io.homa.core.wire;
+
+import java.nio.ByteBuffer;
+
+/**
+ * Writes Homa packets at a buffer's position and advances it. Each method returns the number of
+ * bytes written. The caller makes sure there is room (see the length constants in
+ * {@link WireFormat}); these methods are on the send hot path and allocate nothing.
+ */
+public final class PacketEncoder {
+    private PacketEncoder() {
+    }
+
+    private static void common(ByteBuffer b, int at, PacketType type, long senderId) {
+        b.putShort(at + WireFormat.OFF_MAGIC, (short) WireFormat.MAGIC);
+        b.put(at + WireFormat.OFF_VERSION, (byte) WireFormat.VERSION);
+        b.put(at + WireFormat.OFF_TYPE, (byte) type.code);
+        b.putLong(at + WireFormat.OFF_SENDER_ID, senderId);
+    }
+
+    /**
+     * Writes a DATA header followed by {@code length} payload bytes copied from {@code payload}
+     * (absolute index {@code payloadIndex}; the payload buffer's position is not changed).
+     */
+    public static int data(ByteBuffer b, long senderId, int messageLength, int incoming, int offset,
+                           int cutoffVersion, boolean retransmit, long ackId, int ackPort,
+                           ByteBuffer payload, int payloadIndex, int length) {
+        int at = b.position();
+        dataHeader(b, at, senderId, messageLength, incoming, offset, cutoffVersion, retransmit, ackId, ackPort);
+        if (length > 0) {
+            b.put(at + WireFormat.DATA_HEADER, payload, payloadIndex, length);
+        }
+        b.position(at + WireFormat.DATA_HEADER + length);
+        return WireFormat.DATA_HEADER + length;
+    }
+
+    /** Writes only a DATA header at absolute index {@code at}; the position is not changed. */
+    public static void dataHeader(ByteBuffer b, int at, long senderId, int messageLength, int incoming,
+                                  int offset, int cutoffVersion, boolean retransmit, long ackId, int ackPort) {
+        common(b, at, PacketType.DATA, senderId);
+        b.putInt(at + WireFormat.DATA_OFF_MESSAGE_LENGTH, messageLength);
+        b.putInt(at + WireFormat.DATA_OFF_INCOMING, incoming);
+        b.putInt(at + WireFormat.DATA_OFF_OFFSET, offset);
+        b.putShort(at + WireFormat.DATA_OFF_CUTOFF_VERSION, (short) cutoffVersion);
+        b.put(at + WireFormat.DATA_OFF_FLAGS, (byte) (retransmit ? WireFormat.FLAG_RETRANSMIT : 0));
+        b.put(at + WireFormat.DATA_OFF_FLAGS + 1, (byte) 0);
+        b.putLong(at + WireFormat.DATA_OFF_ACK_ID, ackId);
+        b.putShort(at + WireFormat.DATA_OFF_ACK_PORT, (short) ackPort);
+        b.putShort(at + WireFormat.DATA_OFF_ACK_PORT + 2, (short) 0);
+    }
+
+    public static int grant(ByteBuffer b, long senderId, int offset, int priority) {
+        int at = b.position();
+        common(b, at, PacketType.GRANT, senderId);
+        b.putInt(at + WireFormat.GRANT_OFF_OFFSET, offset);
+        b.putInt(at + WireFormat.GRANT_OFF_PRIORITY, (priority & 0xFF) << 24);
+        b.position(at + WireFormat.GRANT_LENGTH);
+        return WireFormat.GRANT_LENGTH;
+    }
+
+    public static int resend(ByteBuffer b, long senderId, int offset, int length, int priority) {
+        int at = b.position();
+        common(b, at, PacketType.RESEND, senderId);
+        b.putInt(at + WireFormat.RESEND_OFF_OFFSET, offset);
+        b.putInt(at + WireFormat.RESEND_OFF_LENGTH, length);
+        b.putInt(at + WireFormat.RESEND_OFF_PRIORITY, (priority & 0xFF) << 24);
+        b.position(at + WireFormat.RESEND_LENGTH);
+        return WireFormat.RESEND_LENGTH;
+    }
+
+    /** RPC_UNKNOWN, BUSY or NEED_ACK: the common header alone. */
+    public static int bare(ByteBuffer b, PacketType type, long senderId) {
+        if (type != PacketType.RPC_UNKNOWN && type != PacketType.BUSY && type != PacketType.NEED_ACK) {
+            throw new IllegalArgumentException("not a header-only packet type: " + type);
+        }
+        int at = b.position();
+        common(b, at, type, senderId);
+        b.position(at + WireFormat.BARE_LENGTH);
+        return WireFormat.BARE_LENGTH;
+    }
+
+    /** CUTOFFS; the sender id is that of the RPC whose DATA showed a stale version. */
+    public static int cutoffs(ByteBuffer b, long senderId, int[] cutoffs, int version) {
+        int at = b.position();
+        common(b, at, PacketType.CUTOFFS, senderId);
+        for (int i = 0; i < WireFormat.PRIORITY_LEVELS; i++) {
+            b.putInt(at + WireFormat.CUTOFFS_OFF_VALUES + 4 * i, cutoffs[i]);
+        }
+        b.putShort(at + WireFormat.CUTOFFS_OFF_VERSION, (short) version);
+        b.putShort(at + WireFormat.CUTOFFS_OFF_VERSION + 2, (short) 0);
+        b.position(at + WireFormat.CUTOFFS_LENGTH);
+        return WireFormat.CUTOFFS_LENGTH;
+    }
+
+    /** ACK with {@code count} (at most {@link WireFormat#MAX_ACKS}) entries. */
+    public static int ack(ByteBuffer b, long senderId, long[] ids, int[] ports, int count) {
+        if (count < 0 || count > WireFormat.MAX_ACKS) {
+            throw new IllegalArgumentException("ack count must be 0.." + WireFormat.MAX_ACKS + ": " + count);
+        }
+        int at = b.position();
+        common(b, at, PacketType.ACK, senderId);
+        b.putInt(at + WireFormat.ACK_OFF_COUNT, (count & 0xFF) << 24);
+        for (int i = 0; i < count; i++) {
+            int e = at + WireFormat.ACK_OFF_ENTRIES + i * WireFormat.ACK_ENTRY;
+            b.putLong(e, ids[i]);
+            b.putShort(e + 8, (short) ports[i]);
+        }
+        int len = WireFormat.ACK_OFF_ENTRIES + count * WireFormat.ACK_ENTRY;
+        b.position(at + len);
+        return len;
+    }
+
+    /** Length of an ACK packet with {@code count} entries. */
+    public static int ackLength(int count) {
+        return WireFormat.ACK_OFF_ENTRIES + count * WireFormat.ACK_ENTRY;
+    }
+}

@@ -1,0 +1,49 @@
+package io.homa.core.wire;
+
+/**
+ * The Homa packet types, numbered as in Linux Homa. FREEZE (0x16) is a debugging aid of the
+ * reference and is deliberately not part of this wire format.
+ */
+public enum PacketType {
+    /** A segment of a request or response message. */
+    DATA(0x10),
+    /** Receiver to sender: you may send all bytes before {@code offset}, at {@code priority}. */
+    GRANT(0x11),
+    /** Receiver to sender: please send {@code [offset, offset+length)} again. */
+    RESEND(0x12),
+    /** "I have no such RPC": a client restarts its request, a server frees the RPC. */
+    RPC_UNKNOWN(0x13),
+    /** "Alive, but not sending now": resets the peer's silence timer. */
+    BUSY(0x14),
+    /** The receiver's unscheduled-priority cutoffs and their version. */
+    CUTOFFS(0x15),
+    /** Server to client: please acknowledge this finished response. */
+    NEED_ACK(0x17),
+    /** Client to server: these responses were received, free their state. */
+    ACK(0x18);
+
+    /** The type code on the wire. */
+    public final int code;
+
+    private static final PacketType[] BY_CODE = new PacketType[256];
+
+    static {
+        for (PacketType t : values()) {
+            BY_CODE[t.code] = t;
+        }
+    }
+
+    PacketType(int code) {
+        this.code = code;
+    }
+
+    /** The type with this code, or {@code null} when the code is not one of ours. */
+    public static PacketType fromCode(int code) {
+        return code >= 0 && code < 256 ? BY_CODE[code] : null;
+    }
+
+    /** Whether this type is a control packet (everything but DATA). */
+    public boolean isControl() {
+        return this != DATA;
+    }
+}

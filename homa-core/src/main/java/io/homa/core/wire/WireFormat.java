@@ -1,0 +1,74 @@
+package io.homa.core.wire;
+
+/**
+ * Byte layout of Homa-over-UDP packets (all fields big-endian). See docs/wire-format.md for
+ * the diagrams. UDP already carries ports, length and checksum, so the common header holds only
+ * what UDP does not: a magic number and version (to recognise foreign or incompatible
+ * datagrams), the packet type and the sender's RPC id.
+ */
+public final class WireFormat {
+    private WireFormat() {
+    }
+
+    /** "HM": the first two bytes of every Homa packet. */
+    public static final int MAGIC = 0x484D;
+    /** The wire version this implementation speaks. */
+    public static final int VERSION = 1;
+
+    // Common header: magic u16, version u8, type u8, sender_id u64.
+    public static final int OFF_MAGIC = 0;
+    public static final int OFF_VERSION = 2;
+    public static final int OFF_TYPE = 3;
+    public static final int OFF_SENDER_ID = 4;
+    public static final int COMMON_HEADER = 12;
+
+    // DATA: message_length u32, incoming u32, offset u32, cutoff_version u16, flags u8,
+    // reserved u8, ack_id u64, ack_port u16, reserved u16, then the segment's payload.
+    public static final int DATA_OFF_MESSAGE_LENGTH = 12;
+    public static final int DATA_OFF_INCOMING = 16;
+    public static final int DATA_OFF_OFFSET = 20;
+    public static final int DATA_OFF_CUTOFF_VERSION = 24;
+    public static final int DATA_OFF_FLAGS = 26;
+    public static final int DATA_OFF_ACK_ID = 28;
+    public static final int DATA_OFF_ACK_PORT = 36;
+    public static final int DATA_HEADER = 40;
+    /** DATA flag: this segment is a retransmission answering a RESEND. */
+    public static final int FLAG_RETRANSMIT = 0x01;
+    public static final int DATA_FLAGS_DEFINED = FLAG_RETRANSMIT;
+
+    // GRANT: offset u32, priority u8, reserved 3 bytes.
+    public static final int GRANT_OFF_OFFSET = 12;
+    public static final int GRANT_OFF_PRIORITY = 16;
+    public static final int GRANT_LENGTH = 20;
+
+    // RESEND: offset u32, length i32 (-1: everything sent so far), priority u8, reserved 3.
+    public static final int RESEND_OFF_OFFSET = 12;
+    public static final int RESEND_OFF_LENGTH = 16;
+    public static final int RESEND_OFF_PRIORITY = 20;
+    public static final int RESEND_LENGTH = 24;
+
+    // RPC_UNKNOWN, BUSY, NEED_ACK: the common header alone.
+    public static final int BARE_LENGTH = COMMON_HEADER;
+
+    // CUTOFFS: 8 cutoffs u32 (index = priority level), cutoff_version u16, reserved u16.
+    public static final int CUTOFFS_OFF_VALUES = 12;
+    public static final int CUTOFFS_OFF_VERSION = 44;
+    public static final int CUTOFFS_LENGTH = 48;
+
+    // ACK: count u8, reserved 3 bytes, then count x (client_id u64, server_port u16).
+    public static final int ACK_OFF_COUNT = 12;
+    public static final int ACK_OFF_ENTRIES = 16;
+    public static final int ACK_ENTRY = 10;
+    /** At most this many acks in one ACK packet (as in Linux Homa). */
+    public static final int MAX_ACKS = 5;
+
+    /** Number of priority levels. */
+    public static final int PRIORITY_LEVELS = 8;
+    /** The highest priority level. */
+    public static final int MAX_PRIORITY = 7;
+
+    /** Bytes of IPv4 + UDP headers in front of every Homa packet. */
+    public static final int IPV4_UDP_OVERHEAD = 28;
+    /** Bytes of IPv6 + UDP headers in front of every Homa packet. */
+    public static final int IPV6_UDP_OVERHEAD = 48;
+}
