@@ -65,6 +65,7 @@ public final class HomaEngine {
     private long nextTickAt = Long.MAX_VALUE;
     private long pacerWakeAt = Long.MAX_VALUE;
     private long bufferedBytes;
+    private PayloadReleaseListener releaseListener = p -> { };
 
     /**
      * @param config the tunables
@@ -87,6 +88,11 @@ public final class HomaEngine {
 
     public EngineConfig config() {
         return cfg;
+    }
+
+    /** Who hears when an outgoing payload is no longer read (see {@link PayloadReleaseListener}). */
+    public void setPayloadReleaseListener(PayloadReleaseListener listener) {
+        this.releaseListener = Objects.requireNonNull(listener, "listener");
     }
 
     // ------------------------------------------------------------------ application commands
@@ -843,6 +849,9 @@ public final class HomaEngine {
         }
         if (rpc.out != null) {
             senders.remove(rpc.out);
+            ByteBuffer payload = rpc.out.payload;
+            rpc.out = null;
+            releaseListener.released(payload);
         }
         Peer peer = rpc.peer;
         if (rpc.client) {
