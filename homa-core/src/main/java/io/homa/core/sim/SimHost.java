@@ -18,7 +18,10 @@ import java.util.function.Consumer;
 public final class SimHost {
     private final SimNetwork net;
     private final InetSocketAddress address;
-    private final HomaEngine engine;
+    private final EngineConfig config;
+    private HomaEngine engine;
+    private int restarts;
+    private final long seed;
     final PriorityPort downlink;
     private final ByteBuffer txBuffer;
     private final ArrayDeque<SimPacket> uplink = new ArrayDeque<>();
@@ -32,6 +35,8 @@ public final class SimHost {
     SimHost(SimNetwork net, InetSocketAddress address, EngineConfig config, long seed, PriorityPort downlink) {
         this.net = net;
         this.address = address;
+        this.config = config;
+        this.seed = seed;
         this.engine = new HomaEngine(config, seed);
         this.downlink = downlink;
         this.txBuffer = ByteBuffer.allocate(config.maxDatagram() * config.maxGsoSegments);
@@ -82,6 +87,16 @@ public final class SimHost {
         boolean ok = engine.abort(net.now(), rpcId);
         pump();
         return ok;
+    }
+
+    /**
+     * The process restarts: a fresh engine with no memory of earlier RPCs (same address), as when
+     * a server crashes and comes back on the same port. The event handler stays.
+     */
+    public void restart() {
+        engine = new HomaEngine(config, seed + 1_000_003L * ++restarts);
+        timerAt = Long.MAX_VALUE;
+        connected = true;
     }
 
     /** Cuts the host off: packets to it are lost and it sends nothing (a crashed machine). */

@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.Random;
 import java.util.function.BooleanSupplier;
+import java.util.function.Predicate;
 
 /**
  * A deterministic simulated datacenter: hosts running Homa engines, each with an uplink (its NIC:
@@ -43,6 +44,7 @@ public final class SimNetwork {
     private final PriorityQueue<Event> queue = new PriorityQueue<>();
     private final Map<InetSocketAddress, SimHost> hosts = new HashMap<>();
     private final List<SimHost> hostList = new ArrayList<>();
+    private Predicate<SimPacket> interceptor = p -> true;
     private long now;
     private long seq;
     private long eventsRun;
@@ -179,8 +181,20 @@ public final class SimNetwork {
         arriveAtSwitch(new SimPacket(source, destination, bytes, priority, settings.ipUdpOverhead));
     }
 
+    /**
+     * Sees every packet as it enters the switch (before faults); returning false drops it. Tests use
+     * it to watch the wire and to lose chosen packets.
+     */
+    public void intercept(Predicate<SimPacket> keep) {
+        this.interceptor = keep;
+    }
+
     /** A packet reaches the switch from an uplink: faults, then the destination's egress port. */
     void arriveAtSwitch(SimPacket p) {
+        if (!interceptor.test(p)) {
+            packetsDropped++;
+            return;
+        }
         FaultModel faults = p.isData() ? settings.dataFaults : settings.controlFaults;
         if (!faults.isNone()) {
             if (random.nextDouble() < faults.dropRate()) {
