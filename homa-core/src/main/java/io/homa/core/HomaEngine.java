@@ -302,6 +302,7 @@ public final class HomaEngine {
     private void handleData(long now, InetSocketAddress from, ByteBuffer buf) {
         long senderId = pkt.senderId;
         Rpc rpc;
+        boolean fresh = false;
         if ((senderId & 1) == 0) {
             // A request segment: our server RPC for (from, senderId).
             Peer peer = peers.get(from);
@@ -316,12 +317,9 @@ public final class HomaEngine {
                     drop(DropReason.RPC_LIMIT);
                     return;
                 }
-                peer = peerFor(from);
-                rpc = new Rpc(senderId ^ 1, peer, false);
-                peer.serverRpcs.put(senderId, rpc);
-                serverRpcCount++;
-                counters[Counter.SERVER_RPCS_STARTED.ordinal()]++;
-                armTick(now);
+                // Not registered until the packet has passed every check below.
+                rpc = new Rpc(senderId ^ 1, peer != null ? peer : new Peer(from), false);
+                fresh = true;
             } else if (rpc.state != Rpc.State.SERVER_RECEIVING) {
                 counters[Counter.DUPLICATE_DATA.ordinal()]++;
                 return;
@@ -343,13 +341,12 @@ public final class HomaEngine {
             }
         }
         IncomingMessage in = rpc.in;
-        if (in == null) {
-            in = new IncomingMessage(rpc, pkt.messageLength, seq++);
+        boolean newMessage = in == null;
+        if (newMessage) {
+            in = new IncomingMessage(rpc, pkt.messageLength, seq);
             // Trust the sender's unscheduled amount only up to our own limit plus a segment.
             in.granted = (int) Math.min(pkt.messageLength,
                     Math.min(pkt.incoming, (long) unscheduledLimit + cfg.maxDatagram()));
-            rpc.in = in;
-            grants.totalIncoming += in.outstanding();
         } else if (pkt.messageLength != in.length) {
             drop(DropReason.LENGTH_CHANGED);
             return;
@@ -360,22 +357,37 @@ public final class HomaEngine {
             drop(DropReason.BEYOND_GRANT);
             return;
         }
+        long need = n > 0 ? in.allocationFor(offset, n) : 0;
+        if (bufferedBytes + need > cfg.maxBufferedBytes) {
+            drop(DropReason.BUFFER_LIMIT);
+            return;
+        }
+        // The packet is acceptable: now create what it needs.
+        if (fresh) {
+            Peer peer = peerFor(from);
+            rpc = new Rpc(senderId ^ 1, peer, false);
+            in = new IncomingMessage(rpc, in.length, seq);
+            in.granted = (int) Math.min(pkt.messageLength,
+                    Math.min(pkt.incoming, (long) unscheduledLimit + cfg.maxDatagram()));
+            peer.serverRpcs.put(senderId, rpc);
+            serverRpcCount++;
+            counters[Counter.SERVER_RPCS_STARTED.ordinal()]++;
+            armTick(now);
+        }
+        if (newMessage) {
+            seq++;
+            rpc.in = in;
+            grants.totalIncoming += in.outstanding();
+        }
         if (n > 0) {
-            long need = in.allocationFor(offset, n);
-            if (bufferedBytes + need > cfg.maxBufferedBytes) {
-                drop(DropReason.BUFFER_LIMIT);
-                return;
-            }
             long before = in.outstanding();
             long allocatedBefore = in.allocated;
             int added = in.write(offset, buf, pkt.payloadOffset, n);
-            if (added < 0) {
-                drop(DropReason.BUFFER_LIMIT);
-                return;
-            }
             bufferedBytes += in.allocated - allocatedBefore;
             grants.totalIncoming += in.outstanding() - before;
-            if (added == 0) {
+            if (added < 0) {
+                drop(DropReason.BUFFER_LIMIT); // too fragmented; the gap is asked for again later
+            } else if (added == 0) {
                 counters[Counter.DUPLICATE_DATA.ordinal()]++;
             }
         }

@@ -49,6 +49,7 @@ public final class RpcLedger {
     private final Map<String, Call> calls = new HashMap<>();
     private final List<Call> order = new ArrayList<>();
     private final Map<String, Integer> deliveries = new HashMap<>();
+    private final java.util.Set<InetSocketAddress> strangers = new java.util.HashSet<>();
     /** Response bytes per request length (null: echo). */
     private java.util.function.IntUnaryOperator responseLength;
 
@@ -66,12 +67,20 @@ public final class RpcLedger {
         return client + "#" + id;
     }
 
+    /** Requests from this address are answered but not booked (a hostile peer's). */
+    public RpcLedger ignoreRequestsFrom(InetSocketAddress address) {
+        strangers.add(address);
+        return this;
+    }
+
     /** Makes {@code host} an echo server and records its responses as a client. */
     public void attach(SimHost host) {
         host.onEvent(e -> {
             switch (e.kind()) {
                 case REQUEST -> {
-                    deliveries.merge(key(e.peer(), e.rpcId()), 1, Integer::sum);
+                    if (!strangers.contains(e.peer())) {
+                        deliveries.merge(key(e.peer(), e.rpcId()), 1, Integer::sum);
+                    }
                     byte[] req = e.message().toByteArray();
                     byte[] resp = responseLength == null ? req : new byte[responseLength.applyAsInt(req.length)];
                     host.engine().respond(net.now(), e.peer(), e.rpcId(), ByteBuffer.wrap(resp));
