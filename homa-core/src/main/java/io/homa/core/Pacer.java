@@ -11,8 +11,10 @@ final class Pacer {
     private final long maxQueueNanos;
     private final long picosPerByte;
     private final int throttleMinBytes;
-    /** Estimated time at which the link finishes what it has been given. */
-    private long idleAt = Long.MIN_VALUE;
+    /** Estimated time at which the link finishes what it has been given (valid once {@link #used}). */
+    private long idleAt;
+    /** Whether anything was transmitted yet (clock values may be negative: no sentinel time). */
+    private boolean used;
 
     Pacer(EngineConfig cfg) {
         this.enabled = cfg.pacerEnabled && !cfg.fifoSchedulingForTests;
@@ -23,12 +25,14 @@ final class Pacer {
 
     /** Whether a data packet of a message with {@code remaining} unsent bytes may go now. */
     boolean mayTransmit(long now, int remaining) {
-        return !enabled || remaining < throttleMinBytes || idleAt - now <= maxQueueNanos;
+        return !enabled || !used || remaining < throttleMinBytes || idleAt - now <= maxQueueNanos;
     }
 
     /** Records {@code bytes} handed to the link at {@code now}. */
     void transmitted(long now, int bytes) {
-        idleAt = Math.max(idleAt, now) + bytes * picosPerByte / 1000;
+        long start = used && idleAt - now > 0 ? idleAt : now;
+        idleAt = start + bytes * picosPerByte / 1000;
+        used = true;
     }
 
     /** When a held-back message may go next. */
