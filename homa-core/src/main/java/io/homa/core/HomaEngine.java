@@ -12,7 +12,6 @@ import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.Map;
 import java.util.Objects;
 import java.util.SplittableRandom;
@@ -42,12 +41,15 @@ public final class HomaEngine {
     private final int ourCutoffVersion = 1;
 
     private final Map<InetSocketAddress, Peer> peers = new HashMap<>();
-    private final Map<Long, Rpc> clientRpcs = new HashMap<>();
+    private final LongMap<Rpc> clientRpcs = new LongMap<>(64);
     private int serverRpcCount;
     private final GrantScheduler grants;
     private final SenderQueue senders;
     private final Pacer pacer;
     private final ArrayDeque<ControlPacket> control = new ArrayDeque<>();
+    private final ArrayDeque<ControlPacket> controlPool = new ArrayDeque<>();
+    private final long[] ackIds = new long[WireFormat.MAX_ACKS];
+    private final int[] ackPorts = new int[WireFormat.MAX_ACKS];
     private final ArrayDeque<EngineEvent> events = new ArrayDeque<>();
     private final long[] counters = new long[Counter.all().length];
     private final long[] drops = new long[DropReason.all().length];
@@ -198,9 +200,12 @@ public final class HomaEngine {
         }
         ControlPacket c = control.poll();
         if (c != null) {
-            out.put(c.bytes);
-            fill(c.destination, CONTROL_PRIORITY, c.bytes.length, 1, c.bytes.length, false);
-            pacer.transmitted(now, c.bytes.length + cfg.ipUdpOverhead);
+            int len = c.buffer.position();
+            out.put(c.buffer.array(), 0, len);
+            fill(c.destination, CONTROL_PRIORITY, len, 1, len, false);
+            pacer.transmitted(now, len + cfg.ipUdpOverhead);
+            c.destination = null;
+            controlPool.add(c);
             return transmit;
         }
         pacerWakeAt = Long.MAX_VALUE;
@@ -430,15 +435,15 @@ public final class HomaEngine {
             return;
         }
         peer.cutoffsSentAt = now;
-        ByteBuffer b = ByteBuffer.allocate(WireFormat.CUTOFFS_LENGTH);
-        PacketEncoder.cutoffs(b, rpc.id, ourCutoffs, ourCutoffVersion);
-        queueControl(peer.address, b.array(), Counter.PACKETS_SENT_CUTOFFS);
+        ControlPacket c = control(peer.address);
+        PacketEncoder.cutoffs(c.buffer, rpc.id, ourCutoffs, ourCutoffVersion);
+        queueControl(c, Counter.PACKETS_SENT_CUTOFFS);
     }
 
     private void sendGrant(IncomingMessage m, int newGranted, int priority) {
-        ByteBuffer b = ByteBuffer.allocate(WireFormat.GRANT_LENGTH);
-        PacketEncoder.grant(b, m.rpc.id, newGranted, priority);
-        queueControl(m.rpc.peer.address, b.array(), Counter.PACKETS_SENT_GRANT);
+        ControlPacket c = control(m.rpc.peer.address);
+        PacketEncoder.grant(c.buffer, m.rpc.id, newGranted, priority);
+        queueControl(c, Counter.PACKETS_SENT_GRANT);
     }
 
     // ------------------------------------------------------------------ control packets in
@@ -573,8 +578,8 @@ public final class HomaEngine {
         }
         // Finished (or aborted) here: acknowledge it, with whatever else we owe this peer.
         Peer peer = peers.get(from);
-        long[] ids = new long[WireFormat.MAX_ACKS];
-        int[] ports = new int[WireFormat.MAX_ACKS];
+        long[] ids = ackIds;
+        int[] ports = ackPorts;
         int n = 0;
         ids[n++] = clientId;
         if (peer != null) {
@@ -732,9 +737,9 @@ public final class HomaEngine {
 
     private void runTick(long now) {
         tickScratch.clear();
-        tickScratch.addAll(clientRpcs.values());
+        clientRpcs.forEachValue(tickScratch::add);
         for (Peer p : peers.values()) {
-            tickScratch.addAll(p.serverRpcs.values());
+            p.serverRpcs.forEachValue(tickScratch::add);
         }
         for (int i = 0; i < tickScratch.size(); i++) {
             Rpc rpc = tickScratch.get(i);
@@ -815,15 +820,15 @@ public final class HomaEngine {
     }
 
     private void sendResend(Rpc rpc, int offset, int length, int priority) {
-        ByteBuffer b = ByteBuffer.allocate(WireFormat.RESEND_LENGTH);
-        PacketEncoder.resend(b, rpc.id, offset, length, priority);
-        queueControl(rpc.peer.address, b.array(), Counter.PACKETS_SENT_RESEND);
+        ControlPacket c = control(rpc.peer.address);
+        PacketEncoder.resend(c.buffer, rpc.id, offset, length, priority);
+        queueControl(c, Counter.PACKETS_SENT_RESEND);
     }
 
     private void flushAcks(Peer p) {
         while (!p.pendingAcks.isEmpty()) {
-            long[] ids = new long[WireFormat.MAX_ACKS];
-            int[] ports = new int[WireFormat.MAX_ACKS];
+            long[] ids = ackIds;
+            int[] ports = ackPorts;
             int n = 0;
             while (n < WireFormat.MAX_ACKS && !p.pendingAcks.isEmpty()) {
                 ids[n++] = p.pendingAcks.poll();
@@ -833,10 +838,10 @@ public final class HomaEngine {
     }
 
     private void sendAck(InetSocketAddress to, long[] ids, int[] ports, int n) {
-        ByteBuffer b = ByteBuffer.allocate(PacketEncoder.ackLength(n));
+        ControlPacket c = control(to);
         // An ACK names no single RPC; its sender id is the first acknowledged one.
-        PacketEncoder.ack(b, ids[0], ids, ports, n);
-        queueControl(to, b.array(), Counter.PACKETS_SENT_ACK);
+        PacketEncoder.ack(c.buffer, ids[0], ids, ports, n);
+        queueControl(c, Counter.PACKETS_SENT_ACK);
     }
 
     // ------------------------------------------------------------------ lifecycle helpers
@@ -900,14 +905,14 @@ public final class HomaEngine {
     }
 
     private void sendBare(InetSocketAddress to, PacketType type, long senderId, Counter counter) {
-        ByteBuffer b = ByteBuffer.allocate(WireFormat.BARE_LENGTH);
-        PacketEncoder.bare(b, type, senderId);
-        queueControl(to, b.array(), counter);
+        ControlPacket c = control(to);
+        PacketEncoder.bare(c.buffer, type, senderId);
+        queueControl(c, counter);
     }
 
-    private void queueControl(InetSocketAddress to, byte[] bytes, Counter counter) {
+    private void queueControl(ControlPacket c, Counter counter) {
         counters[counter.ordinal()]++;
-        control.add(new ControlPacket(to, bytes));
+        control.add(c);
     }
 
     private void drop(DropReason reason) {
@@ -915,8 +920,22 @@ public final class HomaEngine {
         counters[Counter.PACKETS_DROPPED.ordinal()]++;
     }
 
-    /** An encoded control packet waiting for {@link #pollTransmit}. */
-    private record ControlPacket(InetSocketAddress destination, byte[] bytes) {
+    /** An encoded control packet waiting for {@link #pollTransmit}; pooled, so reused. */
+    private static final class ControlPacket {
+        static final int CAPACITY = 80;
+        final ByteBuffer buffer = ByteBuffer.allocate(CAPACITY);
+        InetSocketAddress destination;
+    }
+
+    /** A free control packet, its buffer cleared, for {@code to}. */
+    private ControlPacket control(InetSocketAddress to) {
+        ControlPacket c = controlPool.poll();
+        if (c == null) {
+            c = new ControlPacket();
+        }
+        c.buffer.clear();
+        c.destination = to;
+        return c;
     }
 
     // ------------------------------------------------------------------ introspection
@@ -959,16 +978,12 @@ public final class HomaEngine {
      * upper bound: what the incoming budget {@code maxIncoming} limits.
      */
     public long grantedUnreceivedBytes() {
-        long sum = 0;
-        for (Rpc r : clientRpcs.values()) {
-            sum += scheduledOutstanding(r.in);
-        }
+        long[] sum = {0};
+        clientRpcs.forEachValue(r -> sum[0] += scheduledOutstanding(r.in));
         for (Peer p : peers.values()) {
-            for (Rpc r : p.serverRpcs.values()) {
-                sum += scheduledOutstanding(r.in);
-            }
+            p.serverRpcs.forEachValue(r -> sum[0] += scheduledOutstanding(r.in));
         }
-        return sum;
+        return sum[0];
     }
 
     private long scheduledOutstanding(IncomingMessage in) {

@@ -2,9 +2,6 @@ package io.homa.core;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
-import java.util.HashMap;
-import java.util.Iterator;
-import java.util.Map;
 
 /**
  * What this engine knows about one remote socket: the cutoffs it announced (for the priority of
@@ -20,13 +17,13 @@ final class Peer {
     /** When we last sent this peer our CUTOFFS (ns); MIN_VALUE: never. */
     long cutoffsSentAt = Long.MIN_VALUE;
     /** Server RPCs for this peer's requests, by client id. */
-    final Map<Long, Rpc> serverRpcs = new HashMap<>();
+    final LongMap<Rpc> serverRpcs = new LongMap<>(4);
     /** Client RPCs of ours to this peer that are still live. */
     int clientRpcs;
     /** Client ids of responses we finished and still have to acknowledge to this peer. */
     final ArrayDeque<Long> pendingAcks = new ArrayDeque<>();
     /** Client ids of recently finished server RPCs, with the tick at which they expire. */
-    final Map<Long, Long> tombstones = new HashMap<>();
+    final LongMap<Long> tombstones = new LongMap<>(4);
 
     Peer(InetSocketAddress address) {
         this.address = address;
@@ -40,11 +37,6 @@ final class Peer {
         if (tombstones.isEmpty()) {
             return;
         }
-        Iterator<Long> it = tombstones.values().iterator();
-        while (it.hasNext()) {
-            if (it.next() <= tick) {
-                it.remove();
-            }
-        }
+        tombstones.removeIf(expiry -> expiry <= tick);
     }
 }
