@@ -240,7 +240,7 @@ public final class EngineConfig {
         public Builder grantFifoFraction(int v) { this.grantFifoFraction = v; return this; }
         public Builder fifoGrantIncrement(int v) { this.fifoGrantIncrement = v; return this; }
         /** Index = priority level (0..7), value = largest message length sent at that level. */
-        public Builder unscheduledCutoffs(int... v) { this.unscheduledCutoffs = v.clone(); return this; }
+        public Builder unscheduledCutoffs(int... v) { this.unscheduledCutoffs = v == null ? null : v.clone(); return this; }
         public Builder maxScheduledPriority(int v) { this.maxScheduledPriority = v; return this; }
         public Builder defaultUnscheduledPriority(int v) { this.defaultUnscheduledPriority = v; return this; }
         public Builder linkMbps(long v) { this.linkMbps = v; return this; }
@@ -283,6 +283,7 @@ public final class EngineConfig {
             check(grantFifoFraction >= 0 && grantFifoFraction <= 500,
                     "grantFifoFraction must be 0..500 thousandths, was " + grantFifoFraction);
             check(fifoGrantIncrement >= 1, "fifoGrantIncrement must be >= 1, was " + fifoGrantIncrement);
+            check(unscheduledCutoffs != null, "unscheduledCutoffs must not be null");
             check(unscheduledCutoffs.length == WireFormat.PRIORITY_LEVELS,
                     "unscheduledCutoffs must have 8 entries, had " + unscheduledCutoffs.length);
             for (int c : unscheduledCutoffs) {

@@ -67,7 +67,8 @@ final class GrantScheduler {
         }
         grantable.sort(RANK);
         int n = pickActive();
-        long window = cfg.grantWindow > 0 ? cfg.grantWindow : cfg.maxIncoming / (n + 1);
+        // Never less than a segment: a smaller window could never be granted (see below).
+        long window = Math.max(minIncrement, cfg.grantWindow > 0 ? cfg.grantWindow : cfg.maxIncoming / (n + 1));
         for (int i = 0; i < n; i++) {
             IncomingMessage m = active[i];
             long target = Math.min(m.length, m.received() + window);
@@ -79,8 +80,11 @@ final class GrantScheduler {
                 break;
             }
             long increment = Math.min(target - m.granted, budget);
-            if (increment < minIncrement && m.granted + increment < m.length) {
-                continue; // not worth a packet yet; it stays needy and ranks first when budget frees
+            if (increment < minIncrement && m.granted + increment < m.length && m.outstanding() > 0) {
+                // Not worth a packet while the sender still has granted bytes to send; it stays needy
+                // and ranks first when budget frees. A sender with nothing granted gets even a small
+                // grant, so that nothing can stall.
+                continue;
             }
             issue(sink, m, (int) (m.granted + increment), priorityFor(i, n));
             fifoCredit += increment * cfg.grantFifoFraction;

@@ -67,6 +67,8 @@ public final class HomaEngine {
     private long nextTickAt = Long.MAX_VALUE;
     private long pacerWakeAt = Long.MAX_VALUE;
     private long bufferedBytes;
+    /** Set by {@link #findRpc}: the id named an RPC of ours with another peer. */
+    private boolean lookupWrongPeer;
     private PayloadReleaseListener releaseListener = p -> { };
 
     /**
@@ -194,6 +196,9 @@ public final class HomaEngine {
      * @return a reused descriptor, valid until the next call
      */
     public Transmit pollTransmit(long now, ByteBuffer out) {
+        if (out.order() != java.nio.ByteOrder.BIG_ENDIAN) {
+            throw new IllegalArgumentException("transmit buffer must be big-endian (network order)");
+        }
         if (out.remaining() < cfg.maxDatagram()) {
             throw new IllegalArgumentException("transmit buffer has " + out.remaining()
                     + " bytes free, needs at least " + cfg.maxDatagram());
@@ -283,6 +288,8 @@ public final class HomaEngine {
                 Rpc rpc = findRpc(from, pkt.senderId);
                 if (rpc != null) {
                     rpc.silentTicks = 0;
+                } else {
+                    dropLookup();
                 }
             }
             case CUTOFFS -> {
@@ -322,8 +329,8 @@ public final class HomaEngine {
                     drop(DropReason.RPC_LIMIT);
                     return;
                 }
-                // Not registered until the packet has passed every check below.
-                rpc = new Rpc(senderId ^ 1, peer != null ? peer : new Peer(from), false);
+                // Not created until the packet has passed every check below.
+                rpc = null;
                 fresh = true;
             } else if (rpc.state != Rpc.State.SERVER_RECEIVING) {
                 counters[Counter.DUPLICATE_DATA.ordinal()]++;
@@ -345,42 +352,42 @@ public final class HomaEngine {
                 return;
             }
         }
-        IncomingMessage in = rpc.in;
+        IncomingMessage in = fresh ? null : rpc.in;
         boolean newMessage = in == null;
+        int length = pkt.messageLength;
+        int granted;
         if (newMessage) {
-            in = new IncomingMessage(rpc, pkt.messageLength, seq);
             // Trust the sender's unscheduled amount only up to our own limit plus a segment.
-            in.granted = (int) Math.min(pkt.messageLength,
-                    Math.min(pkt.incoming, (long) unscheduledLimit + cfg.maxDatagram()));
-        } else if (pkt.messageLength != in.length) {
+            granted = (int) Math.min(length, Math.min(pkt.incoming, (long) unscheduledLimit + cfg.maxDatagram()));
+        } else if (length != in.length) {
             drop(DropReason.LENGTH_CHANGED);
             return;
+        } else {
+            granted = in.granted;
         }
         int offset = pkt.offset;
         int n = pkt.payloadLength;
-        if (n > 0 && offset >= in.granted) {
+        if (n > 0 && offset >= granted) {
             drop(DropReason.BEYOND_GRANT);
             return;
         }
-        long need = n > 0 ? in.allocationFor(offset, n) : 0;
+        long need = n == 0 ? 0 : newMessage ? IncomingMessage.chunkBytes(length, offset, n) : in.allocationFor(offset, n);
         if (bufferedBytes + need > cfg.maxBufferedBytes) {
             drop(DropReason.BUFFER_LIMIT);
             return;
         }
-        // The packet is acceptable: now create what it needs.
+        // The packet is acceptable: only now create what it needs.
         if (fresh) {
             Peer peer = peerFor(from);
             rpc = new Rpc(senderId ^ 1, peer, false);
-            in = new IncomingMessage(rpc, in.length, seq);
-            in.granted = (int) Math.min(pkt.messageLength,
-                    Math.min(pkt.incoming, (long) unscheduledLimit + cfg.maxDatagram()));
             peer.serverRpcs.put(senderId, rpc);
             serverRpcCount++;
             counters[Counter.SERVER_RPCS_STARTED.ordinal()]++;
             armTick(now);
         }
         if (newMessage) {
-            seq++;
+            in = new IncomingMessage(rpc, length, seq++);
+            in.granted = granted;
             rpc.in = in;
             grants.totalIncoming += in.outstanding();
         }
@@ -450,10 +457,11 @@ public final class HomaEngine {
 
     /** The RPC a control packet from {@code from} with {@code senderId} is about, or null. */
     private Rpc findRpc(InetSocketAddress from, long senderId) {
+        lookupWrongPeer = false;
         if ((senderId & 1) != 0) {
             Rpc rpc = clientRpcs.get(senderId ^ 1);
             if (rpc != null && !rpc.peer.address.equals(from)) {
-                drop(DropReason.WRONG_PEER);
+                lookupWrongPeer = true; // someone else's RPC: never act on it
                 return null;
             }
             return rpc;
@@ -462,10 +470,15 @@ public final class HomaEngine {
         return peer == null ? null : peer.serverRpcs.get(senderId);
     }
 
+    /** Counts a failed {@link #findRpc} under the right reason. */
+    private void dropLookup() {
+        drop(lookupWrongPeer ? DropReason.WRONG_PEER : DropReason.UNKNOWN_RPC);
+    }
+
     private void handleGrant(InetSocketAddress from) {
         Rpc rpc = findRpc(from, pkt.senderId);
         if (rpc == null) {
-            drop(DropReason.UNKNOWN_RPC);
+            dropLookup();
             return;
         }
         rpc.silentTicks = 0;
@@ -484,7 +497,11 @@ public final class HomaEngine {
     private void handleResend(InetSocketAddress from) {
         Rpc rpc = findRpc(from, pkt.senderId);
         if (rpc == null) {
-            sendBare(from, PacketType.RPC_UNKNOWN, pkt.senderId ^ 1, Counter.PACKETS_SENT_RPC_UNKNOWN);
+            if (lookupWrongPeer) {
+                dropLookup();
+            } else {
+                sendBare(from, PacketType.RPC_UNKNOWN, pkt.senderId ^ 1, Counter.PACKETS_SENT_RPC_UNKNOWN);
+            }
             return;
         }
         rpc.silentTicks = 0;
@@ -520,7 +537,7 @@ public final class HomaEngine {
     private void handleRpcUnknown(InetSocketAddress from) {
         Rpc rpc = findRpc(from, pkt.senderId);
         if (rpc == null) {
-            drop(DropReason.UNKNOWN_RPC);
+            dropLookup();
             return;
         }
         if (!rpc.client) {
@@ -599,6 +616,7 @@ public final class HomaEngine {
         Rpc rpc = peer == null ? null : peer.serverRpcs.get(clientId);
         if (rpc != null && (rpc.state == Rpc.State.SERVER_AWAITING_ACK || rpc.state == Rpc.State.SERVER_RESPONDING)) {
             counters[Counter.SERVER_RPCS_COMPLETED.ordinal()]++;
+            rpc.state = Rpc.State.SERVER_AWAITING_ACK;
             free(rpc);
         }
     }
@@ -690,6 +708,20 @@ public final class HomaEngine {
         return m.grantPriority;
     }
 
+    /** The unscheduled level a sender with our cutoffs uses for a message of {@code length}. */
+    private int ourUnscheduledPriority(int length) {
+        return levelFor(ourCutoffs, length);
+    }
+
+    private int levelFor(int[] cutoffs, int length) {
+        for (int level = WireFormat.MAX_PRIORITY; level > cfg.maxScheduledPriority; level--) {
+            if (cutoffs[level] >= length) {
+                return level;
+            }
+        }
+        return cfg.maxScheduledPriority + 1;
+    }
+
     int unscheduledPriority(Peer peer, int length) {
         if (cfg.fifoSchedulingForTests) {
             return 0;
@@ -697,12 +729,7 @@ public final class HomaEngine {
         if (peer.cutoffs == null) {
             return cfg.defaultUnscheduledPriority;
         }
-        for (int level = WireFormat.MAX_PRIORITY; level > cfg.maxScheduledPriority; level--) {
-            if (peer.cutoffs[level] >= length) {
-                return level;
-            }
-        }
-        return cfg.maxScheduledPriority + 1;
+        return levelFor(peer.cutoffs, length);
     }
 
     private void fill(InetSocketAddress dest, int priority, int segmentSize, int segments, int length, boolean data) {
@@ -814,7 +841,7 @@ public final class HomaEngine {
         for (int i = 0; i < n; i++) {
             int start = gapScratch[2 * i];
             int end = gapScratch[2 * i + 1];
-            int priority = start < unscheduledLimit ? cfg.defaultUnscheduledPriority : in.grantPriority;
+            int priority = start < unscheduledLimit ? ourUnscheduledPriority(in.length) : in.grantPriority;
             sendResend(rpc, start, end - start, priority);
         }
     }
@@ -877,7 +904,9 @@ public final class HomaEngine {
         } else {
             peer.serverRpcs.remove(rpc.clientId());
             serverRpcCount--;
-            if (cfg.tombstoneTicks > 0) {
+            if (cfg.tombstoneTicks > 0 && rpc.state == Rpc.State.SERVER_AWAITING_ACK) {
+                // Acknowledged: the client has the response, so any request packet for this id
+                // still in the network is a late duplicate that must not run again.
                 peer.tombstones.put(rpc.clientId(), tick + cfg.tombstoneTicks);
             }
         }

@@ -57,6 +57,9 @@ final class IncomingMessage {
 
     /** Chunk bytes a segment at {@code [offset, offset+n)} would newly allocate. */
     long allocationFor(int offset, int n) {
+        if (n <= 0) {
+            return 0; // an empty segment touches no chunk
+        }
         long need = 0;
         for (int c = offset / CHUNK; c <= (offset + n - 1) / CHUNK; c++) {
             if (chunks[c] == null) {
@@ -67,7 +70,20 @@ final class IncomingMessage {
     }
 
     private int chunkLength(int c) {
+        return chunkLength(length, c);
+    }
+
+    private static int chunkLength(int length, int c) {
         return (int) Math.min(CHUNK, (long) length - (long) c * CHUNK);
+    }
+
+    /** Chunk bytes a segment would allocate in a new message of {@code length} (nothing allocated yet). */
+    static long chunkBytes(int length, int offset, int n) {
+        long need = 0;
+        for (int c = offset / CHUNK; c <= (offset + n - 1) / CHUNK; c++) {
+            need += chunkLength(length, c);
+        }
+        return need;
     }
 
     /**

@@ -5,7 +5,5 @@ public enum RpcError {
     /** The server was silent for the configured timeout. */
     TIMEOUT,
     /** The server kept answering RPC_UNKNOWN after the configured number of restarts. */
-    PEER_UNKNOWN_RPC,
-    /** The engine refused the RPC: a resource limit is reached. */
-    LIMIT_EXCEEDED,
+    PEER_UNKNOWN_RPC
 }

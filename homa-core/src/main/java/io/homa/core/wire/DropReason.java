@@ -25,11 +25,11 @@ public enum DropReason {
     BAD_PRIORITY,
     /** An ACK whose count is outside 0..5 or disagrees with the datagram length. */
     BAD_ACK_COUNT,
-    /** CUTOFFS whose values are not non-increasing from level 7 down, or are negative. */
+    /** CUTOFFS with a negative cutoff or version 0 (which means "none"). */
     BAD_CUTOFFS,
     /** A flag bit this version does not define. */
     BAD_FLAGS,
-    /** The RPC id is 0 (never used by a client) where an RPC is named. */
+    /** A sender id of 0 or 1 (client id 0 is never used), or an ack id that is 0 or odd. */
     BAD_ID,
     /** A packet for an RPC the engine does not know (after answering RPC_UNKNOWN where due). */
     UNKNOWN_RPC,
@@ -43,7 +43,7 @@ public enum DropReason {
     RPC_LIMIT,
     /** Incoming data refused: the total buffered incoming bytes limit is reached. */
     BUFFER_LIMIT,
-    /** A packet that makes no sense in the RPC's state (e.g. a GRANT for a request already sent). */
+    /** A packet that makes no sense in the RPC's state (e.g. a GRANT while the server has no response yet, NEED_ACK from a client, a response before the request was sent). */
     WRONG_STATE;
 
     private static final DropReason[] VALUES = values();

@@ -19,6 +19,9 @@ public final class PacketDecoder {
      * @return {@code null} when the packet is valid, else why it must be dropped
      */
     public static DropReason decode(ByteBuffer buf, int maxMessageLength, DecodedPacket out) {
+        if (buf.order() != java.nio.ByteOrder.BIG_ENDIAN) {
+            buf = buf.duplicate().order(java.nio.ByteOrder.BIG_ENDIAN); // rare: callers use network order
+        }
         final int base = buf.position();
         final int len = buf.remaining();
         if (len < WireFormat.COMMON_HEADER) {

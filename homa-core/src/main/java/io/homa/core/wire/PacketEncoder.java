@@ -4,7 +4,7 @@ import java.nio.ByteBuffer;
 
 /**
  * Writes Homa packets at a buffer's position and advances it. Each method returns the number of
- * bytes written. The caller makes sure there is room (see the length constants in
+ * bytes written. The buffer must be big-endian (network order, Java's default). The caller makes sure there is room (see the length constants in
  * {@link WireFormat}); these methods are on the send hot path and allocate nothing.
  */
 public final class PacketEncoder {
@@ -12,6 +12,9 @@ public final class PacketEncoder {
     }
 
     private static void common(ByteBuffer b, int at, PacketType type, long senderId) {
+        if (b.order() != java.nio.ByteOrder.BIG_ENDIAN) {
+            throw new IllegalArgumentException("Homa packets are big-endian: use a big-endian buffer");
+        }
         b.putShort(at + WireFormat.OFF_MAGIC, (short) WireFormat.MAGIC);
         b.put(at + WireFormat.OFF_VERSION, (byte) WireFormat.VERSION);
         b.put(at + WireFormat.OFF_TYPE, (byte) type.code);
@@ -53,7 +56,9 @@ public final class PacketEncoder {
         int at = b.position();
         common(b, at, PacketType.GRANT, senderId);
         b.putInt(at + WireFormat.GRANT_OFF_OFFSET, offset);
-        b.putInt(at + WireFormat.GRANT_OFF_PRIORITY, (priority & 0xFF) << 24);
+        b.put(at + WireFormat.GRANT_OFF_PRIORITY, (byte) priority);
+        b.put(at + WireFormat.GRANT_OFF_PRIORITY + 1, (byte) 0);
+        b.putShort(at + WireFormat.GRANT_OFF_PRIORITY + 2, (short) 0);
         b.position(at + WireFormat.GRANT_LENGTH);
         return WireFormat.GRANT_LENGTH;
     }
@@ -63,7 +68,9 @@ public final class PacketEncoder {
         common(b, at, PacketType.RESEND, senderId);
         b.putInt(at + WireFormat.RESEND_OFF_OFFSET, offset);
         b.putInt(at + WireFormat.RESEND_OFF_LENGTH, length);
-        b.putInt(at + WireFormat.RESEND_OFF_PRIORITY, (priority & 0xFF) << 24);
+        b.put(at + WireFormat.RESEND_OFF_PRIORITY, (byte) priority);
+        b.put(at + WireFormat.RESEND_OFF_PRIORITY + 1, (byte) 0);
+        b.putShort(at + WireFormat.RESEND_OFF_PRIORITY + 2, (short) 0);
         b.position(at + WireFormat.RESEND_LENGTH);
         return WireFormat.RESEND_LENGTH;
     }
@@ -99,7 +106,9 @@ public final class PacketEncoder {
         }
         int at = b.position();
         common(b, at, PacketType.ACK, senderId);
-        b.putInt(at + WireFormat.ACK_OFF_COUNT, (count & 0xFF) << 24);
+        b.put(at + WireFormat.ACK_OFF_COUNT, (byte) count);
+        b.put(at + WireFormat.ACK_OFF_COUNT + 1, (byte) 0);
+        b.putShort(at + WireFormat.ACK_OFF_COUNT + 2, (short) 0);
         for (int i = 0; i < count; i++) {
             int e = at + WireFormat.ACK_OFF_ENTRIES + i * WireFormat.ACK_ENTRY;
             b.putLong(e, ids[i]);

@@ -56,4 +56,24 @@ class IncastScenarioTest {
         Seeds.run(34L, seed -> incast(seed, 300_000, EngineConfig.builder().linkMbps(10_000)
                 .grantWindow(30_000).build()));
     }
+
+    /** Loopback-sized segments (64 KB) with the default budget: the window per message is below a segment. */
+    @Test
+    void largeMtu_eightSenders_windowBelowSegment_noGrantStall() {
+        Seeds.run(35L, seed -> {
+            EngineConfig cfg = EngineConfig.builder().mtu(65_535).linkMbps(10_000).build();
+            SimNetwork net = new SimNetwork(seed);
+            SimHost receiver = net.addHost(cfg);
+            RpcLedger ledger = new RpcLedger(net).responseLength(len -> 8);
+            ledger.attach(receiver);
+            for (int i = 0; i < 8; i++) {
+                SimHost s = net.addHost(cfg);
+                ledger.attach(s);
+                ledger.call(s, receiver, new byte[2_000_000]);
+            }
+            assertTrue(net.runUntilIdle(10_000_000_000L));
+            ledger.assertAllExactlyOnce();
+            RpcLedger.assertQuiescent(net);
+        });
+    }
 }
