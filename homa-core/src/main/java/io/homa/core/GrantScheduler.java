@@ -89,14 +89,14 @@ final class GrantScheduler {
             issue(sink, m, (int) (m.granted + increment), priorityFor(i, n));
             fifoCredit += increment * cfg.grantFifoFraction;
         }
-        if (cfg.grantFifoFraction > 0 && fifoCredit >= (long) cfg.fifoGrantIncrement * 1000) {
-            fifoCredit -= (long) cfg.fifoGrantIncrement * 1000;
-            grantOldest(sink);
+        if (cfg.grantFifoFraction > 0 && fifoCredit >= (long) cfg.fifoGrantIncrement * 1000 && grantOldest(sink)) {
+            fifoCredit -= (long) cfg.fifoGrantIncrement * 1000; // spent only when a FIFO grant went out
         }
         java.util.Arrays.fill(active, 0, n, null);
     }
 
-    private void grantOldest(Sink sink) {
+    /** Grants the oldest message one FIFO increment; false if none could be given now. */
+    private boolean grantOldest(Sink sink) {
         IncomingMessage oldest = null;
         for (IncomingMessage m : grantable) {
             if (m.granted < m.length && (oldest == null || m.seq < oldest.seq)) {
@@ -104,13 +104,15 @@ final class GrantScheduler {
             }
         }
         if (oldest == null) {
-            return;
+            return false;
         }
         long budget = cfg.maxIncoming - totalIncoming;
         long increment = Math.min(Math.min(cfg.fifoGrantIncrement, oldest.length - oldest.granted), budget);
-        if (increment > 0) {
-            issue(sink, oldest, (int) (oldest.granted + increment), 0);
+        if (increment <= 0 || (increment < minIncrement && oldest.granted + increment < oldest.length)) {
+            return false; // keep the credit until a worthwhile grant fits the budget
         }
+        issue(sink, oldest, (int) (oldest.granted + increment), 0);
+        return true;
     }
 
     private void issue(Sink sink, IncomingMessage m, int newGranted, int priority) {

@@ -79,6 +79,9 @@ final class IncomingMessage {
 
     /** Chunk bytes a segment would allocate in a new message of {@code length} (nothing allocated yet). */
     static long chunkBytes(int length, int offset, int n) {
+        if (n <= 0) {
+            return 0;
+        }
         long need = 0;
         for (int c = offset / CHUNK; c <= (offset + n - 1) / CHUNK; c++) {
             need += chunkLength(length, c);

@@ -75,15 +75,23 @@ final class OutgoingMessage {
         if (start >= end) {
             return;
         }
+        // Absorb every queued range the new one overlaps or touches, then queue the union.
+        int kept = 0;
         for (int i = 0; i < rtCount; i++) {
             int k = (rtHead + i) % MAX_RETRANSMITS;
             if (start <= rtEnd[k] && end >= rtStart[k]) {
-                rtStart[k] = Math.min(rtStart[k], start);
-                rtEnd[k] = Math.max(rtEnd[k], end);
-                rtPriority[k] = Math.max(rtPriority[k], priority);
-                return;
+                start = Math.min(start, rtStart[k]);
+                end = Math.max(end, rtEnd[k]);
+                priority = Math.max(priority, rtPriority[k]);
+            } else {
+                int d = (rtHead + kept) % MAX_RETRANSMITS;
+                rtStart[d] = rtStart[k];
+                rtEnd[d] = rtEnd[k];
+                rtPriority[d] = rtPriority[k];
+                kept++;
             }
         }
+        rtCount = kept;
         if (rtCount == MAX_RETRANSMITS) {
             return; // the receiver asks again after resend_interval
         }

@@ -1,0 +1,360 @@
+package io.homa.core;
+
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.io.ByteArrayOutputStream;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Reassembly into 64 KiB chunks allocated on first touch, and the receiver's byte accounting. */
+class IncomingMessageTest {
+    private static final int CHUNK = IncomingMessage.CHUNK;
+    private static final int SEG = 1432;
+
+    private static IncomingMessage message(int length) {
+        Rpc rpc = new Rpc(3, new Peer(new InetSocketAddress("10.0.0.9", 5000)), false);
+        IncomingMessage m = new IncomingMessage(rpc, length, 0);
+        rpc.in = m;
+        return m;
+    }
+
+    private static byte[] random(int n, long seed) {
+        byte[] b = new byte[n];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    /** Writes {@code [offset, offset+n)} of {@code data}, read from a larger buffer at an odd index. */
+    private static int write(IncomingMessage m, byte[] data, int offset, int n) {
+        ByteBuffer src = ByteBuffer.allocate(n + 100);
+        src.position(37);
+        src.put(data, offset, n);
+        src.position(3).limit(37 + n); // a datagram ending with the segment; position is not used
+        int r = m.write(offset, src, 37, n);
+        assertEquals(3, src.position());
+        assertEquals(37 + n, src.limit());
+        return r;
+    }
+
+    private static byte[] concat(ByteBuffer[] buffers) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        for (ByteBuffer b : buffers) {
+            byte[] part = new byte[b.remaining()];
+            b.duplicate().get(part);
+            out.write(part, 0, part.length);
+        }
+        return out.toByteArray();
+    }
+
+    private static void assertAllViewsEqual(byte[] expected, ReceivedMessage r) {
+        assertEquals(expected.length, r.length());
+        assertArrayEquals(expected, r.toByteArray(), "toByteArray");
+        byte[] copy = new byte[expected.length + 20];
+        r.copyTo(copy, 10);
+        byte[] mid = new byte[expected.length];
+        System.arraycopy(copy, 10, mid, 0, expected.length);
+        assertArrayEquals(expected, mid, "copyTo");
+        assertArrayEquals(expected, concat(r.buffers()), "buffers");
+    }
+
+    // ------------------------------------------------------------------ fresh state
+
+    @Test
+    void fresh_nothingReceivedNothingAllocated() {
+        IncomingMessage m = message(200_000);
+        assertEquals(0, m.received());
+        assertEquals(200_000, m.remaining());
+        assertFalse(m.complete());
+        assertEquals(0, m.allocated);
+        assertEquals(0, m.outstanding());
+    }
+
+    @Test
+    void zeroLength_completeAtOnceWithEmptyBytes() {
+        IncomingMessage m = message(0);
+        assertTrue(m.complete());
+        assertEquals(0, m.remaining());
+        assertEquals(0, m.allocationFor(0, 0));
+        ReceivedMessage r = m.toMessage();
+        assertEquals(0, r.length());
+        assertEquals(0, r.toByteArray().length);
+        assertEquals(0, concat(r.buffers()).length);
+        r.copyTo(new byte[0], 0);
+    }
+
+    // ------------------------------------------------------------------ allocation
+
+    @Test
+    void allocationFor_firstSegment_wholeFirstChunk() {
+        assertEquals(CHUNK, message(200_000).allocationFor(0, SEG));
+    }
+
+    @Test
+    void allocationFor_smallMessage_onlyItsLength() {
+        assertEquals(5_000, message(5_000).allocationFor(0, SEG));
+    }
+
+    @Test
+    void allocationFor_lastPartialChunk_onlyItsLength() {
+        int length = 3 * CHUNK + 3392;
+        assertEquals(3392, message(length).allocationFor(length - 100, 100));
+    }
+
+    @Test
+    void allocationFor_segmentSpanningChunkBoundary_countsBothChunks() {
+        assertEquals(2L * CHUNK, message(200_000).allocationFor(CHUNK - 10, SEG));
+    }
+
+    @Test
+    void allocationFor_segmentEndingExactlyAtBoundary_oneChunk() {
+        assertEquals(CHUNK, message(200_000).allocationFor(CHUNK - SEG, SEG));
+        assertEquals(CHUNK, message(200_000).allocationFor(CHUNK, SEG));
+    }
+
+    @Test
+    void allocationFor_afterWrite_onlyUntouchedChunks() {
+        IncomingMessage m = message(200_000);
+        byte[] data = random(200_000, 1);
+        write(m, data, 0, SEG);
+        assertEquals(CHUNK, m.allocated);
+        assertEquals(0, m.allocationFor(SEG, SEG));
+        assertEquals(CHUNK, m.allocationFor(CHUNK - 10, SEG));
+        assertEquals(0, m.allocationFor(10, 100));
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {0, 1, 100, CHUNK - 1, CHUNK, CHUNK + 1})
+    void allocationFor_emptySegment_allocatesNothing(int offset) {
+        assertEquals(0, message(200_000).allocationFor(offset, 0));
+    }
+
+    @Test
+    void allocationFor_nearMaximumLength_noOverflow() {
+        int length = Integer.MAX_VALUE - 65_536;
+        IncomingMessage m = message(length);
+        assertEquals(65_535, m.allocationFor(length - 10, 10));
+        assertEquals(CHUNK, m.allocationFor(length - 65_535 - 1, 1));
+        assertEquals(0, m.allocated);
+    }
+
+    @Test
+    void write_allocatesOnlyTouchedChunks() {
+        IncomingMessage m = message(10 * CHUNK);
+        byte[] data = random(10 * CHUNK, 2);
+        write(m, data, 5 * CHUNK + 7, SEG);
+        assertEquals(CHUNK, m.allocated);
+        write(m, data, 9 * CHUNK - 5, 10);
+        assertEquals(3L * CHUNK, m.allocated);
+    }
+
+    @Test
+    void write_lastChunkSizedToMessageEnd() {
+        IncomingMessage m = message(CHUNK + 1);
+        byte[] data = random(CHUNK + 1, 3);
+        assertEquals(1, write(m, data, CHUNK, 1));
+        assertEquals(1, m.allocated);
+    }
+
+    @Test
+    void write_refusedSegment_allocatesNothing() {
+        IncomingMessage m = message(4 * CHUNK);
+        byte[] data = random(4 * CHUNK, 4);
+        for (int i = 0; i < ReceivedRanges.MAX_INTERVALS; i++) {
+            assertEquals(1, write(m, data, 2 * i, 1));
+        }
+        long allocated = m.allocated;
+        assertEquals(-1, write(m, data, 3 * CHUNK, SEG));
+        assertEquals(allocated, m.allocated);
+        assertEquals(ReceivedRanges.MAX_INTERVALS, m.received());
+    }
+
+    // ------------------------------------------------------------------ write results
+
+    @Test
+    void write_returnsNewBytes_duplicateZeroOverlapPartial() {
+        IncomingMessage m = message(10_000);
+        byte[] data = random(10_000, 5);
+        assertEquals(SEG, write(m, data, 0, SEG));
+        assertEquals(0, write(m, data, 0, SEG));
+        assertEquals(1000, write(m, data, 1000, SEG)); // [1000,1432) was there already
+        assertEquals(1000 + SEG, m.received());
+        assertEquals(100, write(m, data, 5000, 100));
+        assertEquals(0, write(m, data, 5020, 50));
+    }
+
+    @Test
+    void write_duplicate_doesNotOverwriteReceivedBytes() {
+        IncomingMessage m = message(100);
+        byte[] data = random(100, 6);
+        write(m, data, 0, 100);
+        byte[] other = random(100, 7);
+        assertEquals(0, write(m, other, 0, 100));
+        assertArrayEquals(data, m.toMessage().toByteArray());
+    }
+
+    @Test
+    void outstanding_isGrantedMinusReceived_neverNegative() {
+        IncomingMessage m = message(100_000);
+        m.granted = 10_000;
+        assertEquals(10_000, m.outstanding());
+        write(m, random(100_000, 8), 0, 4_000);
+        assertEquals(6_000, m.outstanding());
+        assertEquals(96_000, m.remaining());
+        write(m, random(100_000, 8), 4_000, 20_000);
+        assertEquals(0, m.outstanding());
+    }
+
+    // ------------------------------------------------------------------ reassembly
+
+    @Test
+    void reassembly_inOrderAcrossChunkBoundaries_identicalBytes() {
+        int length = 3 * CHUNK + 1234;
+        byte[] data = random(length, 9);
+        IncomingMessage m = message(length);
+        for (int off = 0; off < length; off += SEG) {
+            write(m, data, off, Math.min(SEG, length - off));
+        }
+        assertTrue(m.complete());
+        assertEquals(length, m.allocated);
+        assertAllViewsEqual(data, m.toMessage());
+    }
+
+    @Test
+    void reassembly_reverseOrder_identicalBytes() {
+        int length = 2 * CHUNK + 77;
+        byte[] data = random(length, 10);
+        IncomingMessage m = message(length);
+        int last = (length - 1) / SEG * SEG;
+        for (int off = last; off >= 0; off -= SEG) {
+            write(m, data, off, Math.min(SEG, length - off));
+        }
+        assertTrue(m.complete());
+        assertAllViewsEqual(data, m.toMessage());
+    }
+
+    @Test
+    void reassembly_exactlyOneChunk() {
+        byte[] data = random(CHUNK, 11);
+        IncomingMessage m = message(CHUNK);
+        write(m, data, 0, CHUNK);
+        ReceivedMessage r = m.toMessage();
+        assertEquals(1, r.buffers().length);
+        assertAllViewsEqual(data, r);
+    }
+
+    @Test
+    void reassembly_oneSegmentCoveringWholeMultiChunkMessage() {
+        int length = 2 * CHUNK + 5;
+        byte[] data = random(length, 12);
+        IncomingMessage m = message(length);
+        assertEquals(length, write(m, data, 0, length));
+        assertEquals(3, m.toMessage().buffers().length);
+        assertAllViewsEqual(data, m.toMessage());
+    }
+
+    @Test
+    void reassembly_chunksFullExceptLast() {
+        int length = 3 * CHUNK + 10;
+        byte[] data = random(length, 13);
+        IncomingMessage m = message(length);
+        write(m, data, 0, length);
+        ReceivedMessage r = m.toMessage();
+        assertEquals(CHUNK, r.chunkSize());
+        byte[][] chunks = r.chunks();
+        assertEquals(4, chunks.length);
+        for (int i = 0; i < 3; i++) {
+            assertEquals(CHUNK, chunks[i].length);
+        }
+        assertEquals(10, chunks[3].length);
+    }
+
+    @Test
+    void reassembly_oneMillionBytesShuffledWithDuplicates_identicalBytes() {
+        int length = 1_000_000;
+        byte[] data = random(length, 14);
+        List<Integer> offsets = new ArrayList<>();
+        for (int off = 0; off < length; off += SEG) {
+            offsets.add(off);
+        }
+        Collections.shuffle(offsets, new Random(15));
+        IncomingMessage m = message(length);
+        long fresh = 0;
+        for (int i = 0; i < offsets.size(); i++) {
+            int off = offsets.get(i);
+            fresh += write(m, data, off, Math.min(SEG, length - off));
+            if (i % 10 == 0) {
+                int dup = offsets.get(i / 2);
+                assertEquals(0, write(m, data, dup, Math.min(SEG, length - dup)));
+            }
+        }
+        assertEquals(length, fresh);
+        assertTrue(m.complete());
+        assertEquals(length, m.allocated);
+        assertAllViewsEqual(data, m.toMessage());
+    }
+
+    @Property(tries = 60)
+    void property_randomSegmentsThenGapFill_identicalBytes(
+            @ForAll @IntRange(min = 1, max = 300_000) int length,
+            @ForAll @IntRange(min = 1, max = 70_000) int maxSegment,
+            @ForAll long seed) {
+        byte[] data = random(length, seed);
+        IncomingMessage m = message(length);
+        Random rnd = new Random(seed);
+        for (int i = 0; i < 300; i++) {
+            int off = rnd.nextInt(length);
+            int n = 1 + rnd.nextInt(Math.min(maxSegment, length - off));
+            checkedWrite(m, data, off, n);
+        }
+        // fill what is missing in segments of at most maxSegment, each touching received bytes
+        // (a segment touching nothing may be refused once the interval limit is reached)
+        int[] gap = new int[2];
+        while (m.ranges.gaps(length, gap, 1) == 1) {
+            int n = Math.min(maxSegment, gap[1] - gap[0]);
+            int off = gap[0] > 0 ? gap[0] : gap[1] - n;
+            assertEquals(n, checkedWrite(m, data, off, n));
+        }
+        assertTrue(m.complete());
+        assertEquals(length, m.allocated);
+        assertAllViewsEqual(data, m.toMessage());
+    }
+
+    private static int checkedWrite(IncomingMessage m, byte[] data, int off, int n) {
+        long expectAlloc = m.allocationFor(off, n);
+        long before = m.allocated;
+        long receivedBefore = m.received();
+        int added = write(m, data, off, n);
+        if (added > 0) {
+            assertEquals(before + expectAlloc, m.allocated, "allocationFor disagrees with write");
+        } else {
+            assertEquals(before, m.allocated, "refused or duplicate segment allocated memory");
+        }
+        assertEquals(receivedBefore + Math.max(0, added), m.received());
+        assertTrue(m.allocated <= m.length);
+        return added;
+    }
+
+    @Test
+    void grantFields_startZero() {
+        IncomingMessage m = message(10);
+        assertEquals(0, m.granted);
+        assertEquals(0, m.grantPriority);
+        assertFalse(m.grantable);
+        assertNull(m.rpc.out);
+    }
+}
