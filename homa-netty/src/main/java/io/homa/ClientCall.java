@@ -1,0 +1,67 @@
+package io.homa;
+
+import io.homa.core.ReceivedMessage;
+import io.netty.buffer.ByteBuf;
+import io.netty.util.concurrent.ScheduledFuture;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+
+/**
+ * One call in flight: what to send, until when, and the future to complete. Made on the caller's
+ * thread; its {@code rpcId} and {@code timer} are touched only by the event loop that runs it.
+ *
+ * @param <T> the response type ({@code byte[]} or {@code ByteBuf})
+ */
+final class ClientCall<T> {
+    final InetSocketAddress server;
+    /** The request bytes between position and limit; read by the engine until the RPC ends. */
+    final ByteBuffer payload;
+    /** The buffer behind {@link #payload} that the socket must release, or null (a byte[] request). */
+    final ByteBuf owner;
+    final Duration deadline;
+    /** {@link System#nanoTime()} at which the deadline passes. */
+    final long deadlineNanos;
+    final CompletableFuture<T> future = new CompletableFuture<>();
+    private final Function<ReceivedMessage, T> decode;
+
+    /** The engine's id for this RPC; 0 until started. */
+    long rpcId;
+    /** The deadline timer on the event loop, or null. */
+    ScheduledFuture<?> timer;
+
+    ClientCall(InetSocketAddress server, ByteBuffer payload, ByteBuf owner, Duration deadline,
+               long deadlineNanos, Function<ReceivedMessage, T> decode) {
+        this.server = server;
+        this.payload = payload;
+        this.owner = owner;
+        this.deadline = deadline;
+        this.deadlineNanos = deadlineNanos;
+        this.decode = decode;
+    }
+
+    /** Completes the future with the response (on the user-code executor). */
+    void succeed(ReceivedMessage response) {
+        future.complete(decode.apply(response));
+    }
+
+    /** Completes the future exceptionally. */
+    void fail(HomaException e) {
+        future.completeExceptionally(e);
+    }
+
+    void cancelTimer() {
+        if (timer != null) {
+            timer.cancel(false);
+            timer = null;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "call " + Long.toUnsignedString(rpcId, 16) + " to " + server + " (" + payload.remaining() + " B)";
+    }
+}

@@ -1,0 +1,59 @@
+package io.homa;
+
+import io.netty.channel.EventLoop;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Commands from other threads (start a call, send a reply, a datagram read by another loop) to
+ * one event loop: a lock-free queue plus one wake-up task, submitted only when the queue was
+ * idle. So a burst of commands costs the loop one task, and the engine is drained (and the
+ * sockets flushed) once for the whole burst. This also keeps Netty's task queue short, which
+ * matters because Netty looks at its scheduled tasks (our timers) only between task batches.
+ */
+final class CommandQueue {
+    private static final Logger log = LoggerFactory.getLogger(CommandQueue.class);
+
+    private final Queue<Runnable> queue = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean wakeupPending = new AtomicBoolean();
+    private final EventLoop loop;
+    private final Runnable batch;
+
+    /** @param batch runs on the loop when commands are waiting; it calls {@link #runAll()} */
+    CommandQueue(EventLoop loop, Runnable batch) {
+        this.loop = loop;
+        this.batch = () -> {
+            wakeupPending.set(false); // before polling: a command added from now on wakes us again
+            batch.run();
+        };
+    }
+
+    /** Queues a command (any thread). After the loop has ended it waits for {@link #runAll()}. */
+    void submit(Runnable command) {
+        queue.add(command);
+        if (wakeupPending.compareAndSet(false, true)) {
+            try {
+                loop.execute(batch);
+            } catch (RejectedExecutionException e) {
+                // The loop is shutting down: the socket's close runs what is left.
+            }
+        }
+    }
+
+    /** Runs every queued command (on the loop, or on the closing thread after the loop ended). */
+    void runAll() {
+        Runnable c;
+        while ((c = queue.poll()) != null) {
+            try {
+                c.run();
+            } catch (RuntimeException e) {
+                log.warn("Homa command failed", e);
+            }
+        }
+    }
+}

@@ -1,0 +1,176 @@
+package io.homa;
+
+import io.homa.HomaMetrics.Shell;
+import io.homa.core.Transmit;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.EventLoop;
+import io.netty.channel.socket.DatagramPacket;
+import io.netty.channel.unix.SegmentedDatagramPacket;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The send path of one event loop. The engine writes datagrams straight into direct memory
+ * ({@link #reserve()}, from the {@link SendArena}); each {@link Transmit} then leaves as a slice of it, on the channel of its
+ * priority level: as one GSO send ({@link SegmentedDatagramPacket}) when it has several segments
+ * and GSO is on, else as one {@link DatagramPacket} per segment. Writes are not flushed one by one:
+ * {@link #flush()} at the end of a batch hands them all to the kernel (sendmmsg with epoll).
+ * With fault injection on, each segment goes alone and may be dropped, duplicated or delayed.
+ *
+ * <p>Buffer ownership: the arena holds one reference to each buffer; every slice written holds one
+ * more, released by Netty once sent. Delayed (fault-injected) packets are released by {@link #close()}
+ * if they have not left yet. Confined to the event loop.
+ */
+final class DatagramWriter {
+    /** Size of each send buffer; transmits are carved out of it back to back. */
+    private static final int BATCH_BYTES = 256 * 1024;
+    /** Flush early when this many bytes are written but not flushed, to bound memory. */
+    private static final int FLUSH_THRESHOLD = 512 * 1024;
+
+    /** The distinct channels, and for each priority level the index of its channel. */
+    private final List<Channel> channels = new ArrayList<>();
+    private final int[] channelOfLevel;
+    private final boolean[] dirty;
+    private final boolean gso;
+    private final FaultInjector faults;
+    private final EventLoop loop;
+    private final long[] shell;
+    private final SendArena arena;
+    /** Room the engine needs for one transmit: maxDatagram x maxGsoSegments. */
+    private final int reserveBytes;
+    private ByteBuf batch;
+    private int unflushedBytes;
+    private final Set<DatagramPacket> delayed = Collections.newSetFromMap(new IdentityHashMap<>());
+
+    /** @param byLevel the channel of each priority level 0..7 (levels may share one) */
+    DatagramWriter(Channel[] byLevel, boolean gso, FaultInjector faults, EventLoop loop, long[] shell,
+                   int reserveBytes) {
+        this.channelOfLevel = new int[byLevel.length];
+        for (int level = 0; level < byLevel.length; level++) {
+            int i = channels.indexOf(byLevel[level]);
+            if (i < 0) {
+                i = channels.size();
+                channels.add(byLevel[level]);
+            }
+            channelOfLevel[level] = i;
+        }
+        this.dirty = new boolean[channels.size()];
+        this.gso = gso;
+        this.faults = faults;
+        this.loop = loop;
+        this.shell = shell;
+        this.arena = new SendArena(Math.max(BATCH_BYTES, 2 * reserveBytes));
+        this.reserveBytes = reserveBytes;
+    }
+
+    /** Whether every channel can take more writes (none is past its high water mark). */
+    boolean writable() {
+        for (int i = 0; i < channels.size(); i++) {
+            if (!channels.get(i).isWritable()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** A buffer with room for one transmit, positioned where the engine should write. */
+    ByteBuffer reserve() {
+        batch = arena.buffer(reserveBytes);
+        return batch.internalNioBuffer(batch.writerIndex(), batch.writableBytes());
+    }
+
+    /** Sends what the engine just wrote into the buffer from {@link #reserve()}. */
+    void send(Transmit t) {
+        int length = t.length();
+        ByteBuf bytes = batch.retainedSlice(batch.writerIndex(), length);
+        batch.writerIndex(batch.writerIndex() + length);
+        int chIndex = channelOfLevel[t.priority()];
+        Channel ch = channels.get(chIndex);
+        InetSocketAddress to = t.destination();
+        int segments = t.segments();
+        shell[(t.isData() ? Shell.BYTES_SENT_DATA : Shell.BYTES_SENT_CONTROL).ordinal()] += length;
+        shell[Shell.DATAGRAMS_SENT.ordinal()] += segments;
+        unflushedBytes += length;
+        if (faults != null) {
+            sendWithFaults(ch, chIndex, bytes, t);
+        } else if (segments == 1) {
+            write(ch, chIndex, new DatagramPacket(bytes, to));
+        } else if (gso) {
+            shell[Shell.GSO_SENDS.ordinal()]++;
+            write(ch, chIndex, new SegmentedDatagramPacket(bytes, t.segmentSize(), to));
+        } else {
+            int size = t.segmentSize();
+            for (int off = 0; off < length; off += size) {
+                write(ch, chIndex, new DatagramPacket(bytes.retainedSlice(off, Math.min(size, length - off)), to));
+            }
+            bytes.release();
+        }
+        if (unflushedBytes >= FLUSH_THRESHOLD) {
+            flush();
+        }
+    }
+
+    private void sendWithFaults(Channel ch, int chIndex, ByteBuf bytes, Transmit t) {
+        int size = t.segmentSize();
+        int length = t.length();
+        boolean data = t.isData();
+        for (int off = 0; off < length; off += size) {
+            DatagramPacket p = new DatagramPacket(bytes.retainedSlice(off, Math.min(size, length - off)), t.destination());
+            switch (faults.decide(data)) {
+                case SEND -> write(ch, chIndex, p);
+                case DROP -> {
+                    shell[Shell.FAULTS_DROPPED.ordinal()]++;
+                    p.release();
+                }
+                case DUPLICATE -> {
+                    shell[Shell.FAULTS_DUPLICATED.ordinal()]++;
+                    write(ch, chIndex, p.retainedDuplicate());
+                    write(ch, chIndex, p);
+                }
+                case DELAY -> {
+                    shell[Shell.FAULTS_REORDERED.ordinal()]++;
+                    delayed.add(p);
+                    loop.schedule(() -> {
+                        if (delayed.remove(p)) {
+                            ch.writeAndFlush(p, ch.voidPromise());
+                        }
+                    }, faults.delayNanos(data), TimeUnit.NANOSECONDS);
+                }
+            }
+        }
+        bytes.release();
+    }
+
+    private void write(Channel ch, int chIndex, Object packet) {
+        ch.write(packet, ch.voidPromise());
+        dirty[chIndex] = true;
+    }
+
+    /** Hands every written datagram to the kernel. */
+    void flush() {
+        for (int i = 0; i < dirty.length; i++) {
+            if (dirty[i]) {
+                dirty[i] = false;
+                channels.get(i).flush();
+            }
+        }
+        unflushedBytes = 0;
+    }
+
+    /** Releases every delayed packet not yet sent (the arena's memory goes to the collector). */
+    void close() {
+        batch = null;
+        for (DatagramPacket p : delayed) {
+            p.release();
+        }
+        delayed.clear();
+    }
+}

@@ -1,0 +1,144 @@
+package io.homa;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Where user code runs: handlers, and the completion of call futures (with whatever stages the
+ * user chained on them). By default the socket's own pool, so that user code never stalls an
+ * event loop; a user-given executor; or, with {@link HomaConfig#inlineExecution()}, the event loop
+ * itself. Once the socket is closed and its pool stopped, work runs on the calling thread, so a
+ * future is never left uncompleted.
+ */
+final class Dispatcher {
+    private static final Logger log = LoggerFactory.getLogger(Dispatcher.class);
+
+    private final Executor executor;
+    /** Our own pool, which close() stops; null when the executor is the user's or inline. */
+    private final ExecutorService ownPool;
+    private final MarkingThreadFactory marker;
+
+    private Dispatcher(Executor executor, ExecutorService ownPool, MarkingThreadFactory marker) {
+        this.executor = executor;
+        this.ownPool = ownPool;
+        this.marker = marker;
+    }
+
+    static Dispatcher create(HomaConfig config, int socketSerial) {
+        if (config.inlineExecution()) {
+            return new Dispatcher(Runnable::run, null, null);
+        }
+        if (config.executor() != null) {
+            return new Dispatcher(config.executor(), null, null);
+        }
+        MarkingThreadFactory marker = new MarkingThreadFactory("homa-exec-" + socketSerial);
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(config.executorThreads(), config.executorThreads(),
+                10, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), marker);
+        pool.allowCoreThreadTimeOut(true);
+        return new Dispatcher(pool, pool, marker);
+    }
+
+    /** Runs {@code task} on the user-code executor (or here, if that executor refuses it). */
+    void execute(Runnable task) {
+        try {
+            executor.execute(task);
+        } catch (RejectedExecutionException e) {
+            runHere(task);
+        }
+    }
+
+    private static void runHere(Runnable task) {
+        try {
+            task.run();
+        } catch (Throwable t) {
+            log.warn("user code failed", t);
+        }
+    }
+
+    /** Whether the current thread is one of our own pool's. */
+    boolean isOwnThread() {
+        return marker != null && marker.mine.get();
+    }
+
+    /**
+     * Stops our own pool after the work queued on it has run, waiting up to {@code timeoutMillis}
+     * (0: not at all) for its threads to end, unless called from one of them. A user-given
+     * executor is left alone.
+     */
+    void shutdown(long timeoutMillis) {
+        if (ownPool == null) {
+            return;
+        }
+        ownPool.shutdown();
+        if (isOwnThread() || timeoutMillis <= 0) {
+            return;
+        }
+        long giveUp = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        try {
+            if (!ownPool.awaitTermination(timeoutMillis, TimeUnit.MILLISECONDS)) {
+                log.warn("Homa executor threads still busy {} ms after close (a handler is blocked?)", timeoutMillis);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        join(marker.threads, giveUp);
+    }
+
+    /** Waits until each thread (but the current one) has ended, or until {@code giveUpNanos}. */
+    static void join(Iterable<Thread> threads, long giveUpNanos) {
+        for (Thread t : threads) {
+            if (t == Thread.currentThread()) {
+                continue;
+            }
+            long left = giveUpNanos - System.nanoTime();
+            try {
+                if (left <= 0 || !joined(t, left)) {
+                    log.warn("Homa thread {} still alive after close", t.getName());
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    private static boolean joined(Thread t, long nanos) throws InterruptedException {
+        TimeUnit.NANOSECONDS.timedJoin(t, nanos);
+        return !t.isAlive();
+    }
+
+    /** Makes daemon threads with a recognisable name and remembers which are ours. */
+    private static final class MarkingThreadFactory implements ThreadFactory {
+        private final String prefix;
+        private final AtomicInteger next = new AtomicInteger();
+        private final ThreadLocal<Boolean> mine = ThreadLocal.withInitial(() -> Boolean.FALSE);
+        private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
+
+        MarkingThreadFactory(String prefix) {
+            this.prefix = prefix;
+        }
+
+        @Override
+        public Thread newThread(Runnable r) {
+            Thread t = new Thread(() -> {
+                mine.set(Boolean.TRUE);
+                r.run();
+            }, prefix + "-" + next.incrementAndGet());
+            t.setDaemon(true);
+            threads.removeIf(old -> !old.isAlive()); // idle threads time out and are replaced
+            threads.add(t);
+            return t;
+        }
+    }
+}

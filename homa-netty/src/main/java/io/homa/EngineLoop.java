@@ -1,0 +1,619 @@
+package io.homa;
+
+import io.homa.HomaMetrics.Shell;
+import io.homa.core.Counter;
+import io.homa.core.EngineConfig;
+import io.homa.core.EngineEvent;
+import io.homa.core.HomaEngine;
+import io.homa.core.RpcError;
+import io.homa.core.Transmit;
+import io.homa.core.wire.DropReason;
+import io.homa.core.wire.PacketEncoder;
+import io.homa.core.wire.PacketType;
+import io.homa.core.wire.WireFormat;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.EventLoop;
+import io.netty.channel.socket.DatagramPacket;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.ScheduledFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Drives one {@link HomaEngine} from one Netty event loop: the only thread that ever touches the
+ * engine. It feeds the engine received datagrams, the clock and the application's commands, and
+ * after each input drains the engine's events (to futures and handlers, via the
+ * {@link Dispatcher}) and datagrams (to the {@link DatagramWriter}, flushed once per batch), then
+ * re-arms the one timer at the engine's next deadline (only when that moved earlier; a spurious
+ * timer is harmless). It also enforces each call's deadline and each request's timeout.
+ *
+ * <p>Received datagrams are processed as they are read and the engine is drained once per read
+ * batch ({@code channelReadComplete}). With several event loops on one port, a datagram about one
+ * of our client RPCs (odd sender id) that the kernel delivered to another loop is passed to the
+ * loop whose engine owns the RPC (its index is in the id's low bits).
+ *
+ * <p>Buffers: every {@code ByteBuf} the user handed over ({@code call}/{@code reply} variants) is
+ * kept here until the engine says it stopped reading it, then released; {@link #closeOnLoop}
+ * releases the rest.
+ */
+final class EngineLoop {
+    private static final Logger log = LoggerFactory.getLogger(EngineLoop.class);
+
+    final EventLoop loop;
+    private final NettyHomaSocket socket;
+    private final HomaEngine engine;
+    private final EngineConfig engineConfig;
+    private final Dispatcher dispatcher;
+    private final long requestTimeoutNanos;
+    private final long[] shell = new long[Shell.values().length];
+    private final Map<Long, ClientCall<?>> calls = new HashMap<>();
+    private final IdentityHashMap<ByteBuffer, ByteBuf> ownedPayloads = new IdentityHashMap<>();
+    private final DroppedRequests dropped;
+    private final List<Channel> channels = new ArrayList<>();
+    private final CommandQueue commands;
+    private final CallWindows windows;
+    private DatagramWriter writer;
+    private EngineLoop[] siblings = {this};
+
+    private ScheduledFuture<?> timer;
+    private long timerDeadline = Long.MAX_VALUE;
+    private boolean draining;
+    private boolean drainAgain;
+    private boolean readPending;
+    private volatile boolean closed;
+
+    EngineLoop(NettyHomaSocket socket, EventLoop loop, EngineConfig engineConfig, long seed, Dispatcher dispatcher) {
+        this.socket = socket;
+        this.loop = loop;
+        this.engineConfig = engineConfig;
+        this.engine = new HomaEngine(engineConfig, seed);
+        this.dispatcher = dispatcher;
+        this.requestTimeoutNanos = socket.config().requestTimeout().toNanos();
+        long retryWindow = (engineConfig.maxRestarts + 1L) * engineConfig.timeoutTicks * engineConfig.tickNanos;
+        this.dropped = new DroppedRequests(Math.max(TimeUnit.SECONDS.toNanos(1), retryWindow));
+        engine.setPayloadReleaseListener(this::payloadReleased);
+        this.commands = new CommandQueue(loop, this::runCommands);
+        this.windows = new CallWindows(socket.config().maxCallsPerServer());
+    }
+
+    /**
+     * Gives this loop its channels (the one of each priority level) once they are bound, on the
+     * opening thread before they start reading (which then happens on the loop, after this).
+     */
+    void attach(Channel[] byLevel, boolean gso, FaultInjector faults, EngineLoop[] siblings) {
+        for (Channel ch : byLevel) {
+            if (!channels.contains(ch)) {
+                channels.add(ch);
+            }
+        }
+        this.siblings = siblings;
+        int reserve = engineConfig.maxDatagram() * engineConfig.maxGsoSegments;
+        this.writer = new DatagramWriter(byLevel, gso, faults, loop, shell, reserve);
+    }
+
+    /** A new inbound handler for one of this loop's channels. */
+    Inbound newInbound() {
+        return new Inbound();
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    // ------------------------------------------------------------------ hand-offs into the loop
+
+    /**
+     * Runs {@code command} on the loop: directly if already there, else through the command
+     * queue. A command must cope with running after close (it then only fails or releases), and
+     * may even run on the closing thread once the loop has ended ({@link #runLeftoverCommands}).
+     */
+    private void runOnLoop(Runnable command) {
+        if (loop.inEventLoop()) {
+            command.run();
+        } else {
+            commands.submit(command);
+        }
+    }
+
+    /** Starts a call (any thread). */
+    void call(ClientCall<?> c) {
+        runOnLoop(() -> start(c));
+    }
+
+    /** Sends a reply (any thread); {@code owner} (nullable) is released when no longer read. */
+    void reply(ServerRequest r, ByteBuffer payload, ByteBuf owner) {
+        runOnLoop(() -> respond(r, payload, owner));
+    }
+
+    /** Drops a request whose handler failed (any thread). */
+    void dropRequest(ServerRequest r, String why) {
+        if (r.markDropped()) {
+            runOnLoop(() -> dropOnLoop(r, why));
+        }
+    }
+
+    /** Runs a batch of queued commands, then drains the engine once for all of them. */
+    private void runCommands() {
+        if (draining) { // cannot happen (a task never runs inside a drain), but stay correct
+            commands.runAll();
+            return;
+        }
+        draining = true;
+        try {
+            commands.runAll();
+        } finally {
+            draining = false;
+        }
+        drain();
+    }
+
+    /** Runs commands the loop never got to; only after the loop has terminated. */
+    void runLeftoverCommands() {
+        commands.runAll();
+    }
+
+    // ------------------------------------------------------------------ inputs, on the loop
+
+    private void start(ClientCall<?> c) {
+        if (closed) {
+            socket.finishClosed(c, true);
+            return;
+        }
+        long remaining = c.deadlineNanos - System.nanoTime();
+        if (remaining <= 0) {
+            refuse(c, new HomaTimeoutException(c + ": deadline of " + c.deadline + " passed before it started"));
+            return;
+        }
+        c.timer = loop.schedule(() -> deadlinePassed(c), remaining, TimeUnit.NANOSECONDS);
+        if (windows.admit(c)) {
+            if (!launch(c)) {
+                releaseSlot(c.server);
+            }
+        } else {
+            shell[Shell.CALLS_QUEUED.ordinal()]++;
+        }
+        drain();
+    }
+
+    /** Hands an admitted call to the engine; false (and the call failed) if the engine refused it. */
+    private boolean launch(ClientCall<?> c) {
+        long id;
+        try {
+            id = engine.startRequest(System.nanoTime(), c.server, c.payload);
+        } catch (IllegalStateException e) {
+            c.cancelTimer();
+            refuse(c, new HomaException(HomaException.Kind.RESOURCE_LIMIT, c + " refused: " + e.getMessage()));
+            return false;
+        } catch (IllegalArgumentException e) {
+            c.cancelTimer();
+            refuse(c, new HomaMessageTooLargeException(c + " refused: " + e.getMessage()));
+            return false;
+        }
+        if (c.owner != null) {
+            ownedPayloads.put(c.payload, c.owner);
+        }
+        c.rpcId = id;
+        calls.put(id, c);
+        shell[Shell.CALLS_STARTED.ordinal()]++;
+        return true;
+    }
+
+    /** A call to {@code server} left the engine: let the next waiting one in. */
+    private void releaseSlot(InetSocketAddress server) {
+        ClientCall<?> next;
+        while ((next = windows.release(server)) != null) {
+            if (launch(next)) {
+                return;
+            }
+        }
+    }
+
+    private void deadlinePassed(ClientCall<?> c) {
+        c.timer = null;
+        if (closed) {
+            return;
+        }
+        if (windows.removeWaiting(c)) {
+            shell[Shell.CALLS_DEADLINE_EXPIRED.ordinal()]++;
+            refuse(c, new HomaTimeoutException(c + ": no response within its deadline of " + c.deadline
+                    + " (it waited for one of the " + socket.config().maxCallsPerServer()
+                    + " slots per server all along)"));
+            return;
+        }
+        if (calls.remove(c.rpcId) != c) {
+            return;
+        }
+        engine.abort(System.nanoTime(), c.rpcId);
+        shell[Shell.CALLS_DEADLINE_EXPIRED.ordinal()]++;
+        fail(c, new HomaTimeoutException(c + ": no response within its deadline of " + c.deadline));
+        releaseSlot(c.server);
+        drain();
+    }
+
+    private void respond(ServerRequest r, ByteBuffer payload, ByteBuf owner) {
+        cancelExpiry(r);
+        if (closed) {
+            ReferenceCountUtil.safeRelease(owner);
+            return;
+        }
+        if (owner != null) {
+            ownedPayloads.put(payload, owner);
+        }
+        boolean sent = false;
+        RuntimeException refused = null;
+        try {
+            sent = engine.respond(System.nanoTime(), r.peer(), r.rpcId, payload);
+        } catch (RuntimeException e) { // a limit of the engine (e.g. its outgoing bytes)
+            refused = e;
+        }
+        if (sent) {
+            shell[Shell.REQUESTS_REPLIED.ordinal()]++;
+        } else {
+            if (owner != null) {
+                ownedPayloads.remove(payload);
+                owner.release();
+            }
+            if (refused == null) {
+                log.debug("reply to {} discarded: the RPC is gone (client aborted or vanished)", r);
+            } else {
+                log.warn("reply to {} refused by the engine: {}; the request is dropped", r, refused.getMessage());
+                dropOnLoop(r, "its reply was refused: " + refused.getMessage());
+                return;
+            }
+        }
+        drain();
+    }
+
+    private void requestTimedOut(ServerRequest r) {
+        r.expiry = null;
+        if (r.markDropped()) {
+            dropOnLoop(r, "no reply within the request timeout of " + socket.config().requestTimeout());
+        }
+    }
+
+    private void dropOnLoop(ServerRequest r, String why) {
+        cancelExpiry(r);
+        if (closed) {
+            return;
+        }
+        long now = System.nanoTime();
+        log.debug("{} dropped: {}", r, why);
+        shell[Shell.REQUESTS_DROPPED.ordinal()]++;
+        dropped.add(now, r.peer(), r.rpcId);
+        abandon(now, r.peer(), r.rpcId);
+        drain();
+    }
+
+    /**
+     * Frees a server RPC in the engine. The engine has no call for it, so this feeds it the
+     * RPC_UNKNOWN packet its client would send, which makes it drop the RPC (counted as
+     * SERVER_RPCS_ABANDONED). The client learns of it when it next asks (RPC_UNKNOWN).
+     */
+    private void abandon(long now, InetSocketAddress client, long rpcId) {
+        ByteBuffer b = ByteBuffer.allocate(WireFormat.BARE_LENGTH);
+        PacketEncoder.bare(b, PacketType.RPC_UNKNOWN, rpcId);
+        b.flip();
+        engine.onDatagram(now, client, b);
+    }
+
+    private static void cancelExpiry(ServerRequest r) {
+        if (r.expiry != null) {
+            r.expiry.cancel(false);
+            r.expiry = null;
+        }
+    }
+
+    private void onDatagram(DatagramPacket p) {
+        ByteBuffer bytes = p.content().nioBuffer();
+        if (siblings.length > 1) {
+            EngineLoop owner = owner(bytes);
+            if (owner != this) {
+                owner.commands.submit(() -> owner.forwarded(p, bytes));
+                return;
+            }
+        }
+        try {
+            receive(p.sender(), bytes);
+        } finally {
+            p.release();
+        }
+    }
+
+    /** A datagram another loop of this socket read for one of our client RPCs. */
+    private void forwarded(DatagramPacket p, ByteBuffer bytes) {
+        try {
+            receive(p.sender(), bytes);
+        } finally {
+            p.release();
+        }
+        drain();
+    }
+
+    /** Feeds one datagram to the engine; {@code bytes} is its only view (one leak-detector record). */
+    private void receive(InetSocketAddress from, ByteBuffer bytes) {
+        int n = bytes.remaining();
+        shell[Shell.DATAGRAMS_RECEIVED.ordinal()]++;
+        boolean data = n > WireFormat.OFF_TYPE
+                && (bytes.get(bytes.position() + WireFormat.OFF_TYPE) & 0xff) == PacketType.DATA.code;
+        shell[(data ? Shell.BYTES_RECEIVED_DATA : Shell.BYTES_RECEIVED_CONTROL).ordinal()] += n;
+        if (closed) {
+            return;
+        }
+        engine.onDatagram(System.nanoTime(), from, bytes);
+        readPending = true;
+    }
+
+    /** The loop whose engine owns the RPC a datagram is about (ours unless it names our client RPC). */
+    private EngineLoop owner(ByteBuffer bytes) {
+        if (bytes.remaining() < WireFormat.COMMON_HEADER) {
+            return this;
+        }
+        long senderId = bytes.getLong(bytes.position() + WireFormat.OFF_SENDER_ID);
+        if ((senderId & 1) == 0) {
+            return this; // about a request: a server RPC, kept by the loop that reads that peer
+        }
+        return siblings[(int) ((senderId >>> 1) & (siblings.length - 1))];
+    }
+
+    private void onReadComplete() {
+        if (readPending) {
+            readPending = false;
+            drain();
+        }
+    }
+
+    private void onTimer() {
+        timer = null;
+        timerDeadline = Long.MAX_VALUE;
+        if (closed) {
+            return;
+        }
+        engine.onTimer(System.nanoTime());
+        drain();
+    }
+
+    // ------------------------------------------------------------------ outputs
+
+    /**
+     * Drains the engine's events and datagrams until it has neither, flushes the writes, and
+     * re-arms the timer. Re-entrant calls (an inline handler replying) only ask the running
+     * drain to go round again.
+     */
+    private void drain() {
+        if (draining) {
+            drainAgain = true;
+            return;
+        }
+        if (closed) {
+            return;
+        }
+        draining = true;
+        try {
+            // Netty runs scheduled tasks only between batches of other work, so a busy loop may
+            // run the timer late: serve a passed deadline here too (an early call is harmless).
+            long now = System.nanoTime();
+            long deadline = engine.nextDeadline();
+            if (deadline != Long.MAX_VALUE && now - deadline >= 0) {
+                engine.onTimer(now);
+            }
+            do {
+                drainAgain = false;
+                EngineEvent e;
+                while ((e = engine.pollEvent()) != null) {
+                    dispatch(e);
+                }
+                transmit();
+            } while ((drainAgain || engine.hasEvents()) && !closed);
+            if (!closed) {
+                writer.flush();
+                armTimer();
+            }
+        } finally {
+            draining = false;
+        }
+    }
+
+    private void transmit() {
+        long now = System.nanoTime();
+        while (writer.writable()) {
+            Transmit t = engine.pollTransmit(now, writer.reserve());
+            if (t == null) {
+                return;
+            }
+            writer.send(t);
+        }
+    }
+
+    private void armTimer() {
+        long deadline = engine.nextDeadline();
+        if (deadline == Long.MAX_VALUE || deadline >= timerDeadline) {
+            return;
+        }
+        if (timer != null) {
+            timer.cancel(false);
+        }
+        timerDeadline = deadline;
+        long delay = Math.max(0, deadline - System.nanoTime());
+        timer = loop.schedule(this::onTimer, delay, TimeUnit.NANOSECONDS);
+    }
+
+    private void dispatch(EngineEvent e) {
+        switch (e.kind()) {
+            case RESPONSE -> {
+                ClientCall<?> c = calls.remove(e.rpcId());
+                if (c != null) {
+                    c.cancelTimer();
+                    shell[Shell.CALLS_SUCCEEDED.ordinal()]++;
+                    if (socket.forget(c)) {
+                        dispatcher.execute(() -> c.succeed(e.message()));
+                    }
+                    releaseSlot(c.server);
+                }
+            }
+            case FAILED -> {
+                ClientCall<?> c = calls.remove(e.rpcId());
+                if (c != null) {
+                    c.cancelTimer();
+                    fail(c, toException(c, e.error()));
+                    releaseSlot(c.server);
+                }
+            }
+            case REQUEST -> onRequest(e);
+        }
+    }
+
+    private void onRequest(EngineEvent e) {
+        long now = System.nanoTime();
+        ServerRequest r = new ServerRequest(this, e.rpcId(), e.peer(), e.message(), engineConfig.maxMessageLength);
+        HomaHandler handler = socket.handler();
+        if (handler == null || dropped.contains(now, e.peer(), e.rpcId())) {
+            r.markDropped();
+            dropOnLoop(r, handler == null ? "no handler is set (serve() not called)" : "dropped before, retried");
+            return;
+        }
+        shell[Shell.REQUESTS_HANDLED.ordinal()]++;
+        r.expiry = loop.schedule(() -> requestTimedOut(r), requestTimeoutNanos, TimeUnit.NANOSECONDS);
+        dispatcher.execute(() -> {
+            try {
+                handler.handle(r);
+            } catch (Throwable t) {
+                log.warn("Homa handler failed on {}; the request is dropped and its caller will fail", r, t);
+                dropRequest(r, "the handler threw " + t);
+            }
+        });
+    }
+
+    private static HomaException toException(ClientCall<?> c, RpcError error) {
+        return switch (error) {
+            case TIMEOUT -> new HomaTimeoutException(c + ": the server was silent for too long (it is gone,"
+                    + " unreachable or overloaded)");
+            case PEER_UNKNOWN_RPC -> new HomaUnknownRpcException(c + ": the server does not know this RPC, even"
+                    + " after sending it again (it restarted, or its handler failed or never replied)");
+        };
+    }
+
+    private void fail(ClientCall<?> c, HomaException ex) {
+        shell[Shell.CALLS_FAILED.ordinal()]++;
+        if (socket.forget(c)) {
+            dispatcher.execute(() -> c.fail(ex));
+        }
+    }
+
+    /** Fails a call the engine never took: its buffer is still ours to release. */
+    private void refuse(ClientCall<?> c, HomaException ex) {
+        ReferenceCountUtil.safeRelease(c.owner);
+        fail(c, ex);
+    }
+
+    private void payloadReleased(ByteBuffer payload) {
+        ByteBuf owner = ownedPayloads.remove(payload);
+        if (owner != null) {
+            owner.release();
+        }
+    }
+
+    // ------------------------------------------------------------------ close and metrics
+
+    /**
+     * Fails every call with {@code why}, releases every buffer, cancels the timers and closes the
+     * channels. On the loop; idempotent.
+     */
+    void closeOnLoop() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (timer != null) {
+            timer.cancel(false);
+            timer = null;
+        }
+        for (ClientCall<?> c : calls.values()) {
+            c.cancelTimer();
+            shell[Shell.CALLS_FAILED.ordinal()]++;
+            shell[Shell.CALLS_CLOSED.ordinal()]++;
+            socket.finishClosed(c, false); // its buffer is among ownedPayloads
+        }
+        calls.clear();
+        windows.clear(c -> {
+            c.cancelTimer();
+            shell[Shell.CALLS_FAILED.ordinal()]++;
+            shell[Shell.CALLS_CLOSED.ordinal()]++;
+            socket.finishClosed(c, true); // never reached the engine: its buffer is still ours
+        });
+        commands.runAll(); // queued calls and replies: they see the socket closed and give up
+        for (ByteBuf b : ownedPayloads.values()) {
+            b.release();
+        }
+        ownedPayloads.clear();
+        if (writer != null) {
+            writer.close();
+        }
+        for (Channel ch : channels) {
+            ch.close();
+        }
+    }
+
+    /** Adds this loop's counters to the arrays (on the loop). */
+    void addMetrics(long[] counters, long[] drops, long[] shellOut, int[] active) {
+        for (Counter c : Counter.values()) {
+            counters[c.ordinal()] += engine.counter(c);
+        }
+        for (DropReason r : DropReason.values()) {
+            drops[r.ordinal()] += engine.drops(r);
+        }
+        for (int i = 0; i < shell.length; i++) {
+            shellOut[i] += shell[i];
+        }
+        active[0] += engine.liveClientRpcs();
+        active[1] += engine.liveServerRpcs();
+    }
+
+    /** A view of a user buffer's readable bytes for the engine (a copy only if it has several parts). */
+    static ByteBuffer viewOf(ByteBuf buf) {
+        return buf.nioBuffer();
+    }
+
+    /** Reads datagrams of one channel into the engine; events end up in the loop's drain. */
+    final class Inbound extends ChannelInboundHandlerAdapter {
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (msg instanceof DatagramPacket p) {
+                onDatagram(p);
+            } else {
+                ReferenceCountUtil.release(msg);
+            }
+        }
+
+        @Override
+        public void channelReadComplete(ChannelHandlerContext ctx) {
+            onReadComplete();
+        }
+
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+            if (ctx.channel().isWritable()) {
+                drain();
+            }
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            shell[Shell.IO_ERRORS.ordinal()]++;
+            if (!closed) {
+                log.debug("Homa socket {}: I/O error", ctx.channel().localAddress(), cause);
+            }
+        }
+    }
+}

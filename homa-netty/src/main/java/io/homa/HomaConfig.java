@@ -1,0 +1,444 @@
+package io.homa;
+
+import io.homa.core.EngineConfig;
+import io.homa.core.sim.FaultModel;
+import io.homa.core.wire.WireFormat;
+
+import java.net.Inet6Address;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Objects;
+import java.util.concurrent.Executor;
+
+/**
+ * Everything a {@link HomaSocket} can be told, immutable. {@link #defaults()} is right for most
+ * uses; {@link #builder()} changes what you need and {@link Builder#build()} validates it (a bad
+ * value throws {@link HomaBadArgumentException} naming it).
+ *
+ * <p>Three groups of settings:
+ * <ul>
+ *   <li><b>The protocol</b> ({@link #protocol()}, an {@link EngineConfig}): MTU, message size
+ *       limit, unscheduled bytes, grants, pacer, timer tick and timeouts. The builder has shortcuts
+ *       for the common ones and {@link Builder#protocol(EngineConfig)} for all of them.
+ *       See docs/tuning.md.</li>
+ *   <li><b>The API</b>: the default call deadline, the server's request timeout, and where user
+ *       code runs (a separate executor by default; on the event loop with
+ *       {@link Builder#inlineExecution(boolean)}).</li>
+ *   <li><b>The I/O shell</b>: event loops, priority sockets and their TOS, receive batching, GSO,
+ *       GRO, busy polling, socket buffers, and a fault injector for tests.</li>
+ * </ul>
+ */
+public final class HomaConfig {
+    /** The deadline of a call that names none: 30 seconds. */
+    public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(30);
+    /** How long a server waits for a handler's reply before it drops the request: 30 seconds. */
+    public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(30);
+    /** Calls per server one engine runs at once by default (more wait in the socket). */
+    public static final int DEFAULT_MAX_CALLS_PER_SERVER = 8;
+    /**
+     * Silent ticks before an RPC fails, by default: 1000 (1 s at the 1 ms tick), where Linux Homa
+     * and {@link EngineConfig#defaults()} use 100. A JVM on a busy machine stalls for tens of
+     * milliseconds at times (garbage collection, compilation, CPU contention), which a kernel does
+     * not; 100 ms then fails healthy RPCs.
+     */
+    public static final int DEFAULT_TIMEOUT_TICKS = 1000;
+    /**
+     * Times a request is sent again after the server said it does not know it, by default: 100
+     * (the engine's default is 10). A restart comes every few ticks, so 10 of them end an RPC in
+     * about 60 ms when an overloaded server drops requests; 100 matches the 1 s silence timeout.
+     */
+    public static final int DEFAULT_MAX_RESTARTS = 100;
+    /** Linux Homa's mapping of a priority level to the IP TOS byte: {@code level << 5}. */
+    private static final int[] LINUX_TOS = {0x00, 0x20, 0x40, 0x60, 0x80, 0xa0, 0xc0, 0xe0};
+
+    private static final HomaConfig DEFAULTS = builder().build();
+
+    private final InetSocketAddress bindAddress;
+    private final EngineConfig protocol;
+    private final Duration defaultDeadline;
+    private final Duration requestTimeout;
+    private final int eventLoops;
+    private final int maxCallsPerServer;
+    private final Executor executor;
+    private final int executorThreads;
+    private final boolean inlineExecution;
+    private final boolean prioritySockets;
+    private final int[] tosByLevel;
+    private final int receiveBatch;
+    private final boolean gso;
+    private final boolean gro;
+    private final boolean busyPoll;
+    private final boolean nativeTransport;
+    private final int receiveBufferBytes;
+    private final int sendBufferBytes;
+    private final long faultSeed;
+    private final FaultModel dataFaults;
+    private final FaultModel controlFaults;
+
+    private HomaConfig(Builder b, EngineConfig protocol) {
+        this.bindAddress = b.bindAddress;
+        this.protocol = protocol;
+        this.defaultDeadline = b.defaultDeadline;
+        this.requestTimeout = b.requestTimeout;
+        this.eventLoops = b.eventLoops;
+        this.maxCallsPerServer = b.maxCallsPerServer;
+        this.executor = b.executor;
+        this.executorThreads = b.executorThreads;
+        this.inlineExecution = b.inlineExecution;
+        this.prioritySockets = b.prioritySockets;
+        this.tosByLevel = b.tosByLevel.clone();
+        this.receiveBatch = b.receiveBatch;
+        this.gso = b.gso;
+        this.gro = b.gro;
+        this.busyPoll = b.busyPoll;
+        this.nativeTransport = b.nativeTransport;
+        this.receiveBufferBytes = b.receiveBufferBytes;
+        this.sendBufferBytes = b.sendBufferBytes;
+        this.faultSeed = b.faultSeed;
+        this.dataFaults = b.dataFaults;
+        this.controlFaults = b.controlFaults;
+    }
+
+    /**
+     * The default configuration: bind {@code 0.0.0.0:0}, MTU 1500, the engine's protocol defaults
+     * (Linux Homa's) except {@link #DEFAULT_TIMEOUT_TICKS} and {@link #DEFAULT_MAX_RESTARTS}, and
+     * the I/O defaults documented on each builder method.
+     */
+    public static HomaConfig defaults() {
+        return DEFAULTS;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A builder holding this configuration's values. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.bindAddress = bindAddress;
+        b.protocol = protocol.toBuilder();
+        b.defaultDeadline = defaultDeadline;
+        b.requestTimeout = requestTimeout;
+        b.eventLoops = eventLoops;
+        b.maxCallsPerServer = maxCallsPerServer;
+        b.executor = executor;
+        b.executorThreads = executorThreads;
+        b.inlineExecution = inlineExecution;
+        b.prioritySockets = prioritySockets;
+        b.tosByLevel = tosByLevel.clone();
+        b.receiveBatch = receiveBatch;
+        b.gso = gso;
+        b.gro = gro;
+        b.busyPoll = busyPoll;
+        b.nativeTransport = nativeTransport;
+        b.receiveBufferBytes = receiveBufferBytes;
+        b.sendBufferBytes = sendBufferBytes;
+        b.faultSeed = faultSeed;
+        b.dataFaults = dataFaults;
+        b.controlFaults = controlFaults;
+        return b;
+    }
+
+    /** Local address and port to bind; port 0 picks a free one. Default {@code 0.0.0.0:0}. */
+    public InetSocketAddress bindAddress() { return bindAddress; }
+
+    /** The protocol tunables every engine of the socket runs with. */
+    public EngineConfig protocol() { return protocol; }
+
+    /** Largest request or response, in bytes (default 64 MiB). */
+    public int maxMessageLength() { return protocol.maxMessageLength; }
+
+    /** Deadline of a call that names none (default {@link #DEFAULT_DEADLINE}). */
+    public Duration defaultDeadline() { return defaultDeadline; }
+
+    /**
+     * How long a server keeps a request its handler has not answered; then the request is dropped
+     * (the client fails with {@link HomaUnknownRpcException} or its own deadline) and a later
+     * reply is ignored. Default {@link #DEFAULT_REQUEST_TIMEOUT}.
+     */
+    public Duration requestTimeout() { return requestTimeout; }
+
+    /** Event loops, each with its own engine, sharing the socket's port (default 1). */
+    public int eventLoops() { return eventLoops; }
+
+    /**
+     * Most calls to one server that one engine runs at once (0: no limit); later calls wait in
+     * the socket, in order, under their deadlines. Default {@link #DEFAULT_MAX_CALLS_PER_SERVER}.
+     */
+    public int maxCallsPerServer() { return maxCallsPerServer; }
+
+    /** The executor for handlers and completions, or {@code null}: the socket makes its own pool. */
+    public Executor executor() { return executor; }
+
+    /** Threads of the socket's own executor (when {@link #executor()} is null). */
+    public int executorThreads() { return executorThreads; }
+
+    /** Whether handlers and completions run on the event loop itself (see the builder). */
+    public boolean inlineExecution() { return inlineExecution; }
+
+    /** Whether each priority level sends from its own socket with its own IP TOS (default true). */
+    public boolean prioritySockets() { return prioritySockets; }
+
+    /** The IP TOS byte used for priority {@code level} (0..7) when {@link #prioritySockets()}. */
+    public int tos(int level) { return tosByLevel[level]; }
+
+    /** Datagrams read per system call where recvmmsg is available; 1 turns batching off (default 32). */
+    public int receiveBatch() { return receiveBatch; }
+
+    /** Whether runs of equal-size segments leave in one UDP GSO send where supported (default true). */
+    public boolean gso() { return gso; }
+
+    /** Whether the kernel may coalesce received segments (UDP GRO) where supported (default false). */
+    public boolean gro() { return gro; }
+
+    /** Whether event loops spin instead of sleeping (lowest latency, one busy core per loop; default false). */
+    public boolean busyPoll() { return busyPoll; }
+
+    /** Whether epoll is used when available (default true); false forces the NIO transport. */
+    public boolean nativeTransport() { return nativeTransport; }
+
+    /** SO_RCVBUF of each socket, bytes (default 4 MiB; the kernel caps it at net.core.rmem_max). */
+    public int receiveBufferBytes() { return receiveBufferBytes; }
+
+    /** SO_SNDBUF of each socket, bytes (default 4 MiB; the kernel caps it at net.core.wmem_max). */
+    public int sendBufferBytes() { return sendBufferBytes; }
+
+    /** Whether the fault injector is on (tests only). */
+    public boolean faultInjection() { return !dataFaults.isNone() || !controlFaults.isNone(); }
+
+    /** Seed of the fault injector. */
+    public long faultSeed() { return faultSeed; }
+
+    /** Faults applied to outgoing DATA datagrams. */
+    public FaultModel dataFaults() { return dataFaults; }
+
+    /** Faults applied to outgoing control datagrams (everything but DATA). */
+    public FaultModel controlFaults() { return controlFaults; }
+
+    @Override
+    public String toString() {
+        return "HomaConfig{bind=" + bindAddress + ", " + protocol + ", deadline=" + defaultDeadline
+                + ", requestTimeout=" + requestTimeout + ", eventLoops=" + eventLoops
+                + ", maxCallsPerServer=" + maxCallsPerServer + ", inline=" + inlineExecution + ", prioritySockets=" + prioritySockets
+                + ", tos=" + Arrays.toString(tosByLevel) + ", receiveBatch=" + receiveBatch
+                + ", gso=" + gso + ", gro=" + gro + ", busyPoll=" + busyPoll + ", native=" + nativeTransport
+                + (faultInjection() ? ", faults(seed=" + faultSeed + ", data=" + dataFaults
+                        + ", control=" + controlFaults + ")" : "") + "}";
+    }
+
+    /** Builder of {@link HomaConfig}. Not thread-safe; {@link #build()} validates and copies. */
+    public static final class Builder {
+        private InetSocketAddress bindAddress = new InetSocketAddress("0.0.0.0", 0);
+        private EngineConfig.Builder protocol = EngineConfig.builder()
+                .timeoutTicks(DEFAULT_TIMEOUT_TICKS).maxRestarts(DEFAULT_MAX_RESTARTS);
+        private Duration defaultDeadline = DEFAULT_DEADLINE;
+        private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
+        private int eventLoops = 1;
+        private int maxCallsPerServer = DEFAULT_MAX_CALLS_PER_SERVER;
+        private Executor executor;
+        private int executorThreads = Math.max(2, Runtime.getRuntime().availableProcessors());
+        private boolean inlineExecution;
+        private boolean prioritySockets = true;
+        private int[] tosByLevel = LINUX_TOS.clone();
+        private int receiveBatch = 32;
+        private boolean gso = true;
+        private boolean gro;
+        private boolean busyPoll;
+        private boolean nativeTransport = true;
+        private int receiveBufferBytes = 4 << 20;
+        private int sendBufferBytes = 4 << 20;
+        private long faultSeed;
+        private FaultModel dataFaults = FaultModel.NONE;
+        private FaultModel controlFaults = FaultModel.NONE;
+
+        private Builder() {
+        }
+
+        /** Local address and port; port 0 picks a free port (see {@link HomaSocket#localAddress()}). */
+        public Builder bindAddress(InetSocketAddress v) { this.bindAddress = v; return this; }
+
+        /**
+         * Replaces every protocol tunable at once (shortcuts below change single ones). Note that
+         * this takes the given config's {@code timeoutTicks} and {@code maxRestarts} too (the
+         * engine's defaults are 100 and 10, this class's {@link #DEFAULT_TIMEOUT_TICKS} and
+         * {@link #DEFAULT_MAX_RESTARTS}).
+         */
+        public Builder protocol(EngineConfig v) {
+            this.protocol = Objects.requireNonNull(v, "protocol").toBuilder();
+            return this;
+        }
+
+        /**
+         * Largest IP datagram on the path (default 1500). Every peer must use the same value or a
+         * smaller one. On loopback, 65535 is fastest (one datagram carries about 64 KB).
+         */
+        public Builder mtu(int v) { protocol.mtu(v); return this; }
+        /** Largest request or response in bytes (default 64 MiB). */
+        public Builder maxMessageLength(int v) { protocol.maxMessageLength(v); return this; }
+        /** Bytes of each message sent before any grant (default 40,000). */
+        public Builder unscheduledBytes(int v) { protocol.unscheduledBytes(v); return this; }
+        /** Receiver: bytes granted but not yet received, over all messages (default 400,000). */
+        public Builder maxIncoming(int v) { protocol.maxIncoming(v); return this; }
+        /** Receiver: messages granted at once (default 8). */
+        public Builder maxOvercommit(int v) { protocol.maxOvercommit(v); return this; }
+        /** Unscheduled priority cutoffs, index = level (default Linux Homa's). */
+        public Builder unscheduledCutoffs(int... v) { protocol.unscheduledCutoffs(v); return this; }
+        /** Link rate the pacer assumes, Mbit/s (default 25,000). */
+        public Builder linkMbps(long v) { protocol.linkMbps(v); return this; }
+        /** Whether the sender's pacer is on (default true). */
+        public Builder pacerEnabled(boolean v) { protocol.pacerEnabled(v); return this; }
+        /** Most segments in one GSO send (default 64; the socket also caps it at 64 KB a send). */
+        public Builder maxGsoSegments(int v) { protocol.maxGsoSegments(v); return this; }
+        /** The protocol timer's period (default 1 ms). */
+        public Builder tick(Duration v) {
+            protocol.tickNanos(requirePositive(v, "tick").toNanos());
+            return this;
+        }
+        /** Silent ticks before the receiver asks for missing data (default 5). */
+        public Builder resendTicks(int v) { protocol.resendTicks(v); return this; }
+        /** Silent ticks before an RPC fails with a timeout (default {@link #DEFAULT_TIMEOUT_TICKS}). */
+        public Builder timeoutTicks(int v) { protocol.timeoutTicks(v); return this; }
+        /** Times a request is sent again after the server said it does not know it (default {@link #DEFAULT_MAX_RESTARTS}). */
+        public Builder maxRestarts(int v) { protocol.maxRestarts(v); return this; }
+        /** Most live RPCs, client and server, per engine (default 1,000,000). */
+        public Builder maxRpcs(int v) { protocol.maxRpcs(v); return this; }
+        /** Most bytes buffered for incoming messages per engine (default 1 GiB). */
+        public Builder maxBufferedBytes(long v) { protocol.maxBufferedBytes(v); return this; }
+
+        /** Deadline of calls that name none (default {@link #DEFAULT_DEADLINE}). */
+        public Builder defaultDeadline(Duration v) { this.defaultDeadline = v; return this; }
+
+        /** How long a server keeps an unanswered request (default {@link #DEFAULT_REQUEST_TIMEOUT}). */
+        public Builder requestTimeout(Duration v) { this.requestTimeout = v; return this; }
+
+        /**
+         * Event loops (a power of two), each with its own engine and sockets, all on the socket's
+         * one port (SO_REUSEPORT). The kernel spreads peers over the loops; a datagram about a call
+         * goes to the loop that started it (its index is in the RPC id). Default 1.
+         */
+        public Builder eventLoops(int v) { this.eventLoops = v; return this; }
+
+        /**
+         * Most calls to one server that one engine runs at once; later ones wait, in order, under
+         * their deadlines (0: no limit). A burst of thousands of calls to one server otherwise
+         * leaves thousands of RPCs waiting at once, and the protocol's per-RPC timers (RESEND and
+         * BUSY every 5 ticks, NEED_ACK every tick) then flood both hosts. Raise it for servers that
+         * answer fast; lower it for slow ones. Default {@link #DEFAULT_MAX_CALLS_PER_SERVER}.
+         */
+        public Builder maxCallsPerServer(int v) { this.maxCallsPerServer = v; return this; }
+
+        /**
+         * Where handlers run and call futures complete, instead of the socket's own pool. The
+         * socket never shuts a given executor down. Ignored with {@link #inlineExecution(boolean)}.
+         */
+        public Builder executor(Executor v) { this.executor = v; return this; }
+
+        /** Threads of the socket's own pool (default max(2, cores)); they stop at {@link HomaSocket#close()}. */
+        public Builder executorThreads(int v) { this.executorThreads = v; return this; }
+
+        /**
+         * Runs handlers and completes call futures on the event loop itself: one thread hand-off
+         * less per RPC, so the lowest latency, but user code then must never block (no
+         * {@code get()}, no I/O, no locks held for long): while it runs, this socket's protocol
+         * stops (no sends, no receives, no timers). Default false.
+         */
+        public Builder inlineExecution(boolean v) { this.inlineExecution = v; return this; }
+
+        /**
+         * One socket per priority level, each with its own IP TOS (Netty sets TOS per socket only),
+         * all bound to the same port. False: one socket and no TOS. Default true.
+         */
+        public Builder prioritySockets(boolean v) { this.prioritySockets = v; return this; }
+
+        /** The IP TOS byte of each level 0..7 (default Linux Homa's {@code level << 5}). */
+        public Builder tosByLevel(int... v) { this.tosByLevel = v == null ? null : v.clone(); return this; }
+
+        /** Datagrams read per system call where recvmmsg is available; 1 = no batching (default 32). */
+        public Builder receiveBatch(int v) { this.receiveBatch = v; return this; }
+
+        /** UDP GSO for runs of equal-size segments, where the kernel supports it (default true). */
+        public Builder gso(boolean v) { this.gso = v; return this; }
+
+        /** UDP GRO on receive, where the kernel supports it (epoll only; default false). */
+        public Builder gro(boolean v) { this.gro = v; return this; }
+
+        /** Event loops spin instead of sleeping: lowest latency, one busy core per loop (default false). */
+        public Builder busyPoll(boolean v) { this.busyPoll = v; return this; }
+
+        /** Use epoll when available (default true); false forces NIO. */
+        public Builder nativeTransport(boolean v) { this.nativeTransport = v; return this; }
+
+        /** SO_RCVBUF per socket (default 4 MiB). */
+        public Builder receiveBufferBytes(int v) { this.receiveBufferBytes = v; return this; }
+
+        /** SO_SNDBUF per socket (default 4 MiB). */
+        public Builder sendBufferBytes(int v) { this.sendBufferBytes = v; return this; }
+
+        /**
+         * Tests only: drops, duplicates and delays (reorders) outgoing datagrams at random, seeded,
+         * DATA and control packets separately. Off ({@link FaultModel#NONE}) by default, and then
+         * it costs nothing.
+         */
+        public Builder faultInjection(long seed, FaultModel data, FaultModel control) {
+            this.faultSeed = seed;
+            this.dataFaults = data;
+            this.controlFaults = control;
+            return this;
+        }
+
+        /**
+         * Validates and builds.
+         *
+         * @throws HomaBadArgumentException naming the first bad value
+         */
+        public HomaConfig build() {
+            if (bindAddress == null) {
+                throw new HomaBadArgumentException("bindAddress must not be null");
+            }
+            if (bindAddress.isUnresolved()) {
+                throw new HomaBadArgumentException("bindAddress " + bindAddress + " is unresolved");
+            }
+            requirePositive(defaultDeadline, "defaultDeadline");
+            requirePositive(requestTimeout, "requestTimeout");
+            check(eventLoops >= 1 && eventLoops <= 64 && Integer.bitCount(eventLoops) == 1,
+                    "eventLoops must be a power of two in 1..64, was " + eventLoops);
+            check(maxCallsPerServer >= 0, "maxCallsPerServer must be >= 0 (0: no limit), was " + maxCallsPerServer);
+            check(executorThreads >= 1, "executorThreads must be >= 1, was " + executorThreads);
+            check(tosByLevel != null && tosByLevel.length == WireFormat.PRIORITY_LEVELS,
+                    "tosByLevel must have 8 entries (one per level), was "
+                            + (tosByLevel == null ? "null" : Arrays.toString(tosByLevel)));
+            for (int t : tosByLevel) {
+                check(t >= 0 && t <= 255, "tosByLevel entries must be 0..255: " + Arrays.toString(tosByLevel));
+            }
+            check(receiveBatch >= 1 && receiveBatch <= 1024, "receiveBatch must be 1..1024, was " + receiveBatch);
+            check(receiveBufferBytes >= 1024, "receiveBufferBytes must be >= 1024, was " + receiveBufferBytes);
+            check(sendBufferBytes >= 1024, "sendBufferBytes must be >= 1024, was " + sendBufferBytes);
+            check(dataFaults != null && controlFaults != null, "fault models must not be null (use FaultModel.NONE)");
+            EngineConfig engine;
+            try {
+                engine = protocol.build();
+                if (bindAddress.getAddress() instanceof Inet6Address
+                        && engine.ipUdpOverhead == WireFormat.IPV4_UDP_OVERHEAD) {
+                    engine = engine.toBuilder().ipUdpOverhead(WireFormat.IPV6_UDP_OVERHEAD).build();
+                }
+            } catch (IllegalArgumentException e) {
+                throw new HomaBadArgumentException("bad protocol setting: " + e.getMessage(), e);
+            }
+            return new HomaConfig(this, engine);
+        }
+
+        private static Duration requirePositive(Duration d, String name) {
+            if (d == null || d.isZero() || d.isNegative()) {
+                throw new HomaBadArgumentException(name + " must be a positive duration, was " + d);
+            }
+            return d;
+        }
+
+        private static void check(boolean ok, String message) {
+            if (!ok) {
+                throw new HomaBadArgumentException(message);
+            }
+        }
+    }
+}

@@ -1,0 +1,131 @@
+package io.homa;
+
+import io.netty.buffer.ByteBuf;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A Homa endpoint on one UDP port: it sends requests ({@code call}) and answers them
+ * ({@link #serve}). There are no connections: one socket talks to any number of peers, and every
+ * call is independent of the others (no head-of-line blocking).
+ *
+ * <pre>{@code
+ * try (HomaSocket server = HomaSocket.open(config); HomaSocket client = HomaSocket.open(config)) {
+ *     server.serve(request -> request.reply(request.toByteArray()));
+ *     byte[] reply = client.call(server.localAddress(), "hello".getBytes(UTF_8)).get();
+ * }
+ * }</pre>
+ *
+ * <p><b>Threads.</b> Every method may be called from any thread. Each socket owns one event loop
+ * per engine ({@link HomaConfig#eventLoops()}), which does all protocol work; a call costs one
+ * hand-off into the loop. Futures complete and handlers run on the socket's executor (never on the
+ * event loop, so user code may block) unless {@link HomaConfig#inlineExecution()} is set.
+ *
+ * <p><b>Deadlines.</b> Every call has one: the given {@code Duration}, else
+ * {@link HomaConfig#defaultDeadline()} (30 s by default). When it passes, the RPC is aborted and the
+ * future fails with {@link HomaTimeoutException}. The protocol also fails a call whose server
+ * stays silent for {@code timeoutTicks} (100 ms by default) with the same exception.
+ *
+ * <p><b>Failures.</b> A failed call completes its future exceptionally with a
+ * {@link HomaException} subclass; arguments that can never work make the method throw one at once.
+ *
+ * <p><b>Closing.</b> {@link #close()} fails every pending call with {@link HomaClosedException},
+ * releases every buffer it holds, stops its threads and waits (a few seconds at most) for them to
+ * end. It is idempotent.
+ */
+public interface HomaSocket extends AutoCloseable {
+    /**
+     * Opens a socket: binds its port and starts its event loop(s).
+     *
+     * @throws HomaBadArgumentException if {@code config} is null
+     * @throws HomaException of kind {@link HomaException.Kind#IO_ERROR} if the port cannot be bound
+     */
+    static HomaSocket open(HomaConfig config) {
+        if (config == null) {
+            throw new HomaBadArgumentException("config must not be null (use HomaConfig.defaults())");
+        }
+        return NettyHomaSocket.open(config);
+    }
+
+    /** Opens a socket with {@link HomaConfig#defaults()}. */
+    static HomaSocket open() {
+        return open(HomaConfig.defaults());
+    }
+
+    /** The bound address; its port is the real one when the configuration asked for port 0. */
+    InetSocketAddress localAddress();
+
+    /** This socket's configuration. */
+    HomaConfig config();
+
+    /**
+     * Sends {@code request} to {@code server} with the default deadline and returns its response.
+     *
+     * @see #call(InetSocketAddress, byte[], Duration)
+     */
+    CompletableFuture<byte[]> call(InetSocketAddress server, byte[] request);
+
+    /**
+     * Sends {@code request} to {@code server}; the future completes with the response, or
+     * exceptionally with a {@link HomaException}: {@link HomaTimeoutException} (silent server or
+     * deadline passed), {@link HomaUnknownRpcException}, {@link HomaClosedException}, or kind
+     * {@link HomaException.Kind#RESOURCE_LIMIT}.
+     *
+     * <p>Buffers: the socket reads {@code request} without copying until the future completes: do
+     * not change the array before then. The response array belongs to the caller.
+     * Cancelling the future (or completing it yourself) does not abort the RPC; the deadline does.
+     *
+     * @param deadline how long the call may take, from now
+     * @throws HomaBadArgumentException if an argument is null, the deadline is not positive, or
+     *         the address is unresolved
+     * @throws HomaMessageTooLargeException if the request is longer than
+     *         {@link HomaConfig#maxMessageLength()}
+     */
+    CompletableFuture<byte[]> call(InetSocketAddress server, byte[] request, Duration deadline);
+
+    /**
+     * Zero-copy variant of {@link #call(InetSocketAddress, byte[])} with the default deadline.
+     *
+     * @see #call(InetSocketAddress, ByteBuf, Duration)
+     */
+    CompletableFuture<ByteBuf> call(InetSocketAddress server, ByteBuf request);
+
+    /**
+     * Zero-copy variant of {@link #call(InetSocketAddress, byte[], Duration)}.
+     *
+     * <p>Ownership: one reference to {@code request} passes to the socket in every case, even when
+     * this method throws; the socket releases it as soon as the RPC no longer needs it (response,
+     * failure or close). Its readable bytes are the request; do not change them until the future
+     * completes. Direct buffers avoid one copy. The response {@code ByteBuf} belongs to the
+     * caller, who releases it (it is a read-only view of heap memory).
+     */
+    CompletableFuture<ByteBuf> call(InetSocketAddress server, ByteBuf request, Duration deadline);
+
+    /**
+     * Starts answering requests with {@code handler} (replacing any earlier one). Requests that
+     * arrive while no handler is set are dropped (their callers fail as for a handler that throws).
+     *
+     * @throws HomaBadArgumentException if {@code handler} is null
+     */
+    void serve(HomaHandler handler);
+
+    /**
+     * A snapshot of this socket's counters, summed over its engines. After close, the last values.
+     * Costs one round trip to each event loop.
+     */
+    HomaMetrics metrics();
+
+    /** False once {@link #close()} was called. */
+    boolean isOpen();
+
+    /**
+     * Fails every pending call with {@link HomaClosedException}, drops unanswered requests, frees
+     * every buffer, closes the sockets and stops the socket's threads (its event loops, and its own
+     * executor after the completions queued on it have run). Waits for the threads to end, unless
+     * called from one of them. Idempotent: later calls return at once.
+     */
+    @Override
+    void close();
+}

@@ -1,0 +1,354 @@
+package io.homa;
+
+import io.homa.core.Counter;
+import io.homa.core.EngineConfig;
+import io.homa.core.ReceivedMessage;
+import io.homa.core.wire.DropReason;
+import io.homa.core.wire.WireFormat;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.EventLoop;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.Future;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+
+/**
+ * The {@link HomaSocket} on Netty: one {@link EngineLoop} per event loop, all on one UDP port.
+ * This class validates arguments on the caller's thread, hands each call to a loop (one hand-off),
+ * and owns the lifecycle: open, metrics, close.
+ *
+ * <p>Every call in flight is also in {@link #inFlight}, so that {@link #close()} can fail even a
+ * call whose start task the closing event loop never ran. Whoever removes a call from it
+ * ({@link #forget}) is the one who completes its future.
+ */
+final class NettyHomaSocket implements HomaSocket {
+    private static final Logger log = LoggerFactory.getLogger(NettyHomaSocket.class);
+    private static final AtomicInteger SERIAL = new AtomicInteger();
+    /** How long close() waits for threads to end. */
+    private static final long CLOSE_WAIT_MILLIS = 5_000;
+    /** Deadlines beyond this are treated as this (about 146 years of nanoseconds / 2). */
+    private static final long MAX_DEADLINE_NANOS = Long.MAX_VALUE / 4;
+
+    private final HomaConfig config;
+    private final int serial;
+    private final Transport transport;
+    private final MultiThreadIoEventLoopGroup group;
+    private final Dispatcher dispatcher;
+    private final EngineLoop[] loops;
+    private final Set<ClientCall<?>> inFlight = ConcurrentHashMap.newKeySet();
+    /** The event loops' threads, joined by close(). */
+    private final Set<Thread> loopThreads = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final AtomicInteger nextLoop = new AtomicInteger();
+    private volatile HomaHandler handler;
+    private InetSocketAddress localAddress;
+
+    private NettyHomaSocket(HomaConfig config) {
+        this.config = config;
+        this.serial = SERIAL.incrementAndGet();
+        this.transport = new Transport(config);
+        this.loops = new EngineLoop[config.eventLoops()];
+        this.group = transport.newGroup(loops.length, serial, loopThreads);
+        this.dispatcher = Dispatcher.create(config, serial);
+    }
+
+    static NettyHomaSocket open(HomaConfig config) {
+        NettyHomaSocket s = new NettyHomaSocket(config);
+        try {
+            s.bind();
+        } catch (RuntimeException e) {
+            s.close();
+            throw e;
+        }
+        return s;
+    }
+
+    /** Creates the engines, binds every channel on the one port, and starts reading. */
+    private void bind() {
+        EngineConfig base = config.protocol();
+        // One GSO send carries at most one UDP payload (64 KB) and 64 segments.
+        int maxSegments = Math.max(1, Math.min(base.maxGsoSegments,
+                Transport.MAX_UDP_PAYLOAD / base.maxDatagram()));
+        SecureRandom random = new SecureRandom();
+        Iterator<EventExecutor> executors = group.iterator();
+        for (int i = 0; i < loops.length; i++) {
+            EngineConfig ec = base.toBuilder().idShard(i, loops.length).maxGsoSegments(maxSegments).build();
+            loops[i] = new EngineLoop(this, (EventLoop) executors.next(), ec, random.nextLong(), dispatcher);
+        }
+        boolean shared = loops.length > 1 || (config.prioritySockets() && distinctTos() > 1);
+        int port = 0;
+        Channel[][] byLevel = new Channel[loops.length][WireFormat.PRIORITY_LEVELS];
+        for (int i = 0; i < loops.length; i++) {
+            Map<Integer, Channel> byTos = new HashMap<>();
+            for (int level = 0; level < WireFormat.PRIORITY_LEVELS; level++) {
+                int tos = config.prioritySockets() ? config.tos(level) : -1;
+                Channel ch = byTos.get(tos);
+                if (ch == null) {
+                    ch = transport.bind(loops[i].loop, config.bindAddress(), port, shared, tos, loops[i].newInbound());
+                    if (port == 0) {
+                        localAddress = Transport.localAddress(ch);
+                        port = localAddress.getPort();
+                    }
+                    byTos.put(tos, ch);
+                }
+                byLevel[i][level] = ch;
+            }
+        }
+        FaultInjector[] faults = new FaultInjector[loops.length];
+        for (int i = 0; i < loops.length; i++) {
+            if (config.faultInjection()) {
+                faults[i] = new FaultInjector(config.faultSeed() * 31 + i, config.dataFaults(), config.controlFaults());
+            }
+            loops[i].attach(byLevel[i], transport.gso, faults[i], loops);
+        }
+        for (Channel[] channels : byLevel) {
+            for (Channel ch : channels) {
+                ch.config().setAutoRead(true);
+            }
+        }
+        log.debug("Homa socket {} open on {} ({}, {} event loop(s), {} socket(s) per loop, gso={}, gro={},"
+                        + " receive batch {})", serial, localAddress, transport.name(), loops.length,
+                config.prioritySockets() ? distinctTos() : 1, transport.gso, transport.gro, transport.receiveBatch);
+    }
+
+    private int distinctTos() {
+        Set<Integer> s = new HashSet<>();
+        for (int level = 0; level < WireFormat.PRIORITY_LEVELS; level++) {
+            s.add(config.tos(level));
+        }
+        return s.size();
+    }
+
+    @Override
+    public InetSocketAddress localAddress() {
+        return localAddress;
+    }
+
+    @Override
+    public HomaConfig config() {
+        return config;
+    }
+
+    // ------------------------------------------------------------------ calls
+
+    @Override
+    public CompletableFuture<byte[]> call(InetSocketAddress server, byte[] request) {
+        return call(server, request, config.defaultDeadline());
+    }
+
+    @Override
+    public CompletableFuture<byte[]> call(InetSocketAddress server, byte[] request, Duration deadline) {
+        if (request == null) {
+            throw new HomaBadArgumentException("request must not be null (use new byte[0] for an empty one)");
+        }
+        long deadlineAt = check(server, request.length, deadline);
+        return submit(new ClientCall<>(server, ByteBuffer.wrap(request), null, deadline, deadlineAt,
+                ReceivedMessage::toByteArray));
+    }
+
+    @Override
+    public CompletableFuture<ByteBuf> call(InetSocketAddress server, ByteBuf request) {
+        return call(server, request, config.defaultDeadline());
+    }
+
+    @Override
+    public CompletableFuture<ByteBuf> call(InetSocketAddress server, ByteBuf request, Duration deadline) {
+        if (request == null) {
+            throw new HomaBadArgumentException("request must not be null (use Unpooled.EMPTY_BUFFER for an empty one)");
+        }
+        try {
+            long deadlineAt = check(server, request.readableBytes(), deadline);
+            Function<ReceivedMessage, ByteBuf> decode = m -> Unpooled.wrappedBuffer(m.buffers());
+            return submit(new ClientCall<>(server, EngineLoop.viewOf(request), request, deadline, deadlineAt, decode));
+        } catch (RuntimeException e) {
+            ReferenceCountUtil.safeRelease(request);
+            throw e;
+        }
+    }
+
+    /** Validates a call's arguments; returns its deadline as a {@link System#nanoTime()} value. */
+    private long check(InetSocketAddress server, int length, Duration deadline) {
+        if (server == null) {
+            throw new HomaBadArgumentException("server address must not be null");
+        }
+        if (server.isUnresolved()) {
+            throw new HomaBadArgumentException("server address " + server + " is unresolved");
+        }
+        if (server.getPort() == 0) {
+            throw new HomaBadArgumentException("server address " + server + " has port 0");
+        }
+        if (deadline == null || deadline.isZero() || deadline.isNegative()) {
+            throw new HomaBadArgumentException("deadline must be a positive duration, was " + deadline);
+        }
+        if (length > config.maxMessageLength()) {
+            throw new HomaMessageTooLargeException("request of " + length + " bytes to " + server
+                    + " exceeds maxMessageLength " + config.maxMessageLength());
+        }
+        long nanos;
+        try {
+            nanos = Math.min(deadline.toNanos(), MAX_DEADLINE_NANOS);
+        } catch (ArithmeticException e) {
+            nanos = MAX_DEADLINE_NANOS;
+        }
+        return System.nanoTime() + nanos;
+    }
+
+    private <T> CompletableFuture<T> submit(ClientCall<T> c) {
+        inFlight.add(c);
+        if (closed.get()) {
+            finishClosed(c, true);
+        } else {
+            loops[loops.length == 1 ? 0 : nextLoop.getAndIncrement() & (loops.length - 1)].call(c);
+        }
+        return c.future;
+    }
+
+    /** Removes a call from the in-flight set; true if this caller is the one to complete it. */
+    boolean forget(ClientCall<?> c) {
+        return inFlight.remove(c);
+    }
+
+    /**
+     * Fails a call because the socket is closed, unless someone completed it already.
+     *
+     * @param releaseOwner whether the call's buffer is still ours to release (it never reached an
+     *                     engine; once it did, the engine loop releases it)
+     */
+    void finishClosed(ClientCall<?> c, boolean releaseOwner) {
+        if (forget(c)) {
+            if (releaseOwner) {
+                ReferenceCountUtil.safeRelease(c.owner);
+            }
+            dispatcher.execute(() -> c.fail(new HomaClosedException(c + " failed: the socket "
+                    + localAddress + " is closed")));
+        }
+    }
+
+    // ------------------------------------------------------------------ serving
+
+    @Override
+    public void serve(HomaHandler handler) {
+        if (handler == null) {
+            throw new HomaBadArgumentException("handler must not be null");
+        }
+        this.handler = handler;
+    }
+
+    HomaHandler handler() {
+        return handler;
+    }
+
+    // ------------------------------------------------------------------ metrics
+
+    @Override
+    public HomaMetrics metrics() {
+        long[] counters = new long[Counter.values().length];
+        long[] drops = new long[DropReason.values().length];
+        long[] shell = new long[HomaMetrics.Shell.values().length];
+        int[] active = new int[2];
+        for (EngineLoop l : loops) {
+            if (l == null) {
+                continue;
+            }
+            if (group.isTerminated() || l.loop.inEventLoop()) {
+                l.addMetrics(counters, drops, shell, active);
+                continue;
+            }
+            Future<?> f;
+            try {
+                f = l.loop.submit(() -> l.addMetrics(counters, drops, shell, active));
+            } catch (RejectedExecutionException e) {
+                f = null;
+            }
+            if (f == null || !f.awaitUninterruptibly(CLOSE_WAIT_MILLIS) || !f.isSuccess()) {
+                group.terminationFuture().awaitUninterruptibly(CLOSE_WAIT_MILLIS);
+                if (f == null || !f.isSuccess()) {
+                    l.addMetrics(counters, drops, shell, active);
+                }
+            }
+        }
+        return new HomaMetrics(counters, drops, shell, active[0], active[1]);
+    }
+
+    // ------------------------------------------------------------------ close
+
+    @Override
+    public boolean isOpen() {
+        return !closed.get();
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        boolean onOwnLoop = false;
+        for (EngineLoop l : loops) {
+            if (l == null) {
+                continue;
+            }
+            if (l.loop.inEventLoop()) {
+                onOwnLoop = true;
+                l.closeOnLoop();
+            } else {
+                try {
+                    l.loop.execute(l::closeOnLoop);
+                } catch (RejectedExecutionException e) {
+                    // already shutting down
+                }
+            }
+        }
+        group.shutdownGracefully(0, CLOSE_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+        if (onOwnLoop) {
+            group.terminationFuture().addListener(f -> afterTermination(false));
+        } else {
+            long giveUp = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MILLIS);
+            if (!group.terminationFuture().awaitUninterruptibly(CLOSE_WAIT_MILLIS)) {
+                log.warn("Homa socket {}: event loops still running {} ms after close", localAddress,
+                        CLOSE_WAIT_MILLIS);
+            }
+            Dispatcher.join(loopThreads, giveUp); // they end right after the termination future
+            afterTermination(!dispatcher.isOwnThread());
+        }
+    }
+
+    /** Fails the calls no loop got to, then stops the executor (waiting for it if {@code wait}). */
+    private void afterTermination(boolean wait) {
+        for (EngineLoop l : loops) {
+            if (l != null) {
+                l.runLeftoverCommands();
+            }
+        }
+        for (ClientCall<?> c : inFlight) {
+            finishClosed(c, true);
+        }
+        dispatcher.shutdown(wait ? CLOSE_WAIT_MILLIS : 0);
+        log.debug("Homa socket {} on {} closed", serial, localAddress);
+    }
+
+    @Override
+    public String toString() {
+        return "HomaSocket#" + serial + "{" + localAddress + ", " + transport.name() + (closed.get() ? ", closed" : "") + "}";
+    }
+}

@@ -1,0 +1,123 @@
+package io.homa;
+
+import io.homa.core.ReceivedMessage;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.ScheduledFuture;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A request handed to the user's handler. Its state moves once from OPEN to REPLIED (the user
+ * answered) or to DROPPED (the handler threw, the request timed out, or the socket closed); the
+ * compare-and-set makes {@link #reply} safe from any thread and at most once.
+ */
+final class ServerRequest implements HomaRequest {
+    private static final int OPEN = 0;
+    private static final int REPLIED = 1;
+    private static final int DROPPED = 2;
+
+    private final EngineLoop loop;
+    /** The RPC's client id, as in the engine's REQUEST event. */
+    final long rpcId;
+    private final InetSocketAddress peer;
+    private final ReceivedMessage message;
+    private final int maxLength;
+    private final AtomicInteger state = new AtomicInteger(OPEN);
+    /** Drops the request at the request timeout; event loop only. */
+    ScheduledFuture<?> expiry;
+
+    ServerRequest(EngineLoop loop, long rpcId, InetSocketAddress peer, ReceivedMessage message, int maxLength) {
+        this.loop = loop;
+        this.rpcId = rpcId;
+        this.peer = peer;
+        this.message = message;
+        this.maxLength = maxLength;
+    }
+
+    @Override
+    public InetSocketAddress peer() {
+        return peer;
+    }
+
+    @Override
+    public int length() {
+        return message.length();
+    }
+
+    @Override
+    public byte[] toByteArray() {
+        return message.toByteArray();
+    }
+
+    @Override
+    public ByteBuf payload() {
+        return Unpooled.wrappedBuffer(message.buffers());
+    }
+
+    @Override
+    public void reply(byte[] response) {
+        if (response == null) {
+            throw new HomaBadArgumentException("response must not be null (use new byte[0] for an empty one)");
+        }
+        checkLength(response.length);
+        if (claim()) {
+            loop.reply(this, ByteBuffer.wrap(response), null);
+        }
+    }
+
+    @Override
+    public void reply(ByteBuf response) {
+        if (response == null) {
+            throw new HomaBadArgumentException("response must not be null (use Unpooled.EMPTY_BUFFER for an empty one)");
+        }
+        boolean sent = false;
+        try {
+            checkLength(response.readableBytes());
+            if (claim()) {
+                sent = true;
+                loop.reply(this, EngineLoop.viewOf(response), response);
+            }
+        } finally {
+            if (!sent) {
+                ReferenceCountUtil.safeRelease(response);
+            }
+        }
+    }
+
+    private void checkLength(int length) {
+        if (length > maxLength) {
+            throw new HomaMessageTooLargeException("response of " + length + " bytes to " + peer
+                    + " exceeds maxMessageLength " + maxLength);
+        }
+    }
+
+    /** OPEN to REPLIED; false (reply discarded) if dropped; throws if replied before. */
+    private boolean claim() {
+        if (state.compareAndSet(OPEN, REPLIED)) {
+            return true;
+        }
+        if (state.get() == REPLIED) {
+            throw new IllegalStateException("this request from " + peer + " was answered already");
+        }
+        return false;
+    }
+
+    /** OPEN to DROPPED: true if this call dropped it. */
+    boolean markDropped() {
+        return state.compareAndSet(OPEN, DROPPED);
+    }
+
+    @Override
+    public boolean isOpen() {
+        return state.get() == OPEN && !loop.isClosed();
+    }
+
+    @Override
+    public String toString() {
+        return "request " + Long.toUnsignedString(rpcId, 16) + " from " + peer + " (" + length() + " B)";
+    }
+}

@@ -1,0 +1,99 @@
+package io.homa;
+
+import io.homa.core.sim.FaultModel;
+import org.junit.jupiter.api.Test;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Many calls at once from several client sockets to one server, with and without faults. */
+class ConcurrencyTest {
+    private static final int CLIENTS = 8;
+    private static final int CALLS = 10_000;
+
+    /**
+     * This checks correctness under load, not timeliness: the 2-core machine may be shared with
+     * other builds, and then a socket's event loop can starve for more than the default 1 s
+     * silence timeout. So the protocol's timeout (and restart budget) is 10 times longer here.
+     */
+    private static HomaConfig.Builder patient() {
+        return Loopback.config().timeoutTicks(10 * HomaConfig.DEFAULT_TIMEOUT_TICKS)
+                .maxRestarts(10 * HomaConfig.DEFAULT_MAX_RESTARTS);
+    }
+
+    @Test
+    void tenThousandConcurrentCallsFromEightClients() throws Exception {
+        run(patient().build(), patient().build());
+    }
+
+    @Test
+    void tenThousandConcurrentCallsUnderDropDuplicationAndReordering() throws Exception {
+        // 5% drop, 1% duplication, 1% reordering (delays up to 2 ms), on DATA and control alike,
+        // on every socket: both directions of every RPC suffer.
+        FaultModel faults = new FaultModel(0.05, 0.01, 0.01, 2_000_000);
+        HomaConfig server = patient().faultInjection(1, faults, faults).build();
+        HomaConfig client = patient().faultInjection(2, faults, faults).build();
+        HomaMetrics[] m = run(server, client);
+        assertTrue(m[0].shell(HomaMetrics.Shell.FAULTS_DROPPED) > 0, m[0].toString());
+        assertTrue(m[0].shell(HomaMetrics.Shell.FAULTS_DUPLICATED) > 0, m[0].toString());
+        assertTrue(m[0].shell(HomaMetrics.Shell.FAULTS_REORDERED) > 0, m[0].toString());
+    }
+
+    /** Returns the server's and the first client's metrics at the end. */
+    private static HomaMetrics[] run(HomaConfig serverConfig, HomaConfig clientConfig) throws Exception {
+        List<HomaSocket> clients = new ArrayList<>();
+        try (HomaSocket server = HomaSocket.open(serverConfig)) {
+            server.serve(r -> r.reply(r.toByteArray()));
+            InetSocketAddress to = Loopback.addressOf(server);
+            for (int i = 0; i < CLIENTS; i++) {
+                clients.add(HomaSocket.open(clientConfig));
+            }
+            SplittableRandom random = new SplittableRandom(42);
+            byte[][] requests = new byte[CALLS][];
+            List<CompletableFuture<byte[]>> futures = new ArrayList<>(CALLS);
+            for (int i = 0; i < CALLS; i++) {
+                // Mostly short, some of several packets: each carries its index and random bytes.
+                int size = 8 + (random.nextInt(10) == 0 ? random.nextInt(20_000) : random.nextInt(1_000));
+                byte[] req = new byte[size];
+                random.nextBytes(req);
+                ByteBuffer.wrap(req).putLong(i);
+                requests[i] = req;
+                futures.add(clients.get(i % CLIENTS).call(to, req));
+            }
+            try {
+                CompletableFuture.allOf(futures.toArray(new CompletableFuture<?>[0])).get(120, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                long failed = futures.stream().filter(CompletableFuture::isCompletedExceptionally).count();
+                throw new AssertionError(failed + " of " + CALLS + " calls failed; server " + server.metrics()
+                        + "; client 0 " + clients.get(0).metrics(), e);
+            }
+            for (int i = 0; i < CALLS; i++) {
+                byte[] resp = futures.get(i).get();
+                assertEquals(i, ByteBuffer.wrap(resp).getLong(), "reply " + i + " belongs to another call");
+                assertArrayEquals(requests[i], resp, "reply " + i);
+            }
+            HomaSocket[] all = new HomaSocket[CLIENTS + 1];
+            all[0] = server;
+            for (int i = 0; i < CLIENTS; i++) {
+                all[i + 1] = clients.get(i);
+            }
+            Loopback.awaitIdle(all);
+            long served = server.metrics().shell(HomaMetrics.Shell.REQUESTS_REPLIED);
+            assertTrue(served >= CALLS, "server replied " + served);
+            return new HomaMetrics[]{server.metrics(), clients.get(0).metrics()};
+        } finally {
+            for (HomaSocket c : clients) {
+                c.close();
+            }
+        }
+    }
+}

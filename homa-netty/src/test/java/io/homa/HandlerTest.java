@@ -1,0 +1,151 @@
+package io.homa;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Handlers that throw, never reply, reply late or from other threads. */
+class HandlerTest {
+    private static Throwable failure(CompletableFuture<?> f) {
+        return assertThrows(ExecutionException.class, () -> f.get(30, TimeUnit.SECONDS)).getCause();
+    }
+
+    @Test
+    void aHandlerThatThrowsLeaksNothingAndItsCallerFails() throws Exception {
+        AtomicInteger invocations = new AtomicInteger();
+        try (HomaSocket server = HomaSocket.open(Loopback.config().build());
+             HomaSocket client = HomaSocket.open(Loopback.config().build())) {
+            server.serve(r -> {
+                invocations.incrementAndGet();
+                throw new IllegalStateException("handler bug (on purpose)");
+            });
+            Throwable t = failure(client.call(Loopback.addressOf(server), new byte[100], Duration.ofSeconds(20)));
+            assertInstanceOf(HomaUnknownRpcException.class, t);
+            assertEquals(1, invocations.get(), "the client's retries must not run the handler again");
+            Loopback.awaitIdle(client, server);
+            // The client sends the request again until it gives up; each retry is dropped unseen.
+            assertTrue(server.metrics().shell(HomaMetrics.Shell.REQUESTS_DROPPED) >= 1);
+        }
+    }
+
+    @Test
+    void aHandlerThatNeverRepliesLeaksNothingAndItsCallerTimesOut() throws Exception {
+        AtomicReference<HomaRequest> kept = new AtomicReference<>();
+        HomaConfig serverConfig = Loopback.config().requestTimeout(Duration.ofMillis(500)).build();
+        try (HomaSocket server = HomaSocket.open(serverConfig);
+             HomaSocket client = HomaSocket.open(Loopback.config().build())) {
+            server.serve(kept::set);
+            Throwable t = failure(client.call(Loopback.addressOf(server), new byte[100], Duration.ofMillis(200)));
+            assertInstanceOf(HomaTimeoutException.class, t);
+            Loopback.awaitIdle(client, server); // the server drops the request after 500 ms
+            assertEquals(1, server.metrics().shell(HomaMetrics.Shell.REQUESTS_DROPPED));
+            assertFalse(kept.get().isOpen());
+            kept.get().reply(new byte[1]); // too late: discarded without fuss
+            ByteBuf late = PooledByteBufAllocator.DEFAULT.directBuffer(8).writeLong(1);
+            kept.get().reply(late);
+            assertEquals(0, late.refCnt(), "a discarded reply still releases its buffer");
+        }
+    }
+
+    @Test
+    void aReplyMayComeLaterFromAnotherThread() throws Exception {
+        try (HomaSocket server = HomaSocket.open(Loopback.config().build());
+             HomaSocket client = HomaSocket.open(Loopback.config().build())) {
+            server.serve(r -> CompletableFuture.runAsync(() -> {
+                byte[] in = r.toByteArray();
+                byte[] out = new byte[in.length];
+                for (int i = 0; i < in.length; i++) {
+                    out[i] = (byte) ~in[i];
+                }
+                r.reply(out);
+            }));
+            byte[] resp = client.call(Loopback.addressOf(server), new byte[]{1, 2, 3}).get(30, TimeUnit.SECONDS);
+            assertArrayEquals(new byte[]{~1, ~2, ~3}, resp);
+        }
+    }
+
+    @Test
+    void replyingTwiceIsAnError() throws Exception {
+        CompletableFuture<Throwable> second = new CompletableFuture<>();
+        try (HomaSocket server = HomaSocket.open(Loopback.config().build());
+             HomaSocket client = HomaSocket.open(Loopback.config().build())) {
+            server.serve(r -> {
+                r.reply(new byte[]{1});
+                try {
+                    r.reply(new byte[]{2});
+                    second.complete(null);
+                } catch (Throwable t) {
+                    second.complete(t);
+                }
+            });
+            assertArrayEquals(new byte[]{1}, client.call(Loopback.addressOf(server), new byte[0]).get(30, TimeUnit.SECONDS));
+            assertInstanceOf(IllegalStateException.class, second.get(30, TimeUnit.SECONDS));
+        }
+    }
+
+    @Test
+    void requestsWithoutAHandlerAreDropped() throws Exception {
+        try (HomaSocket server = HomaSocket.open(Loopback.config().build());
+             HomaSocket client = HomaSocket.open(Loopback.config().build())) {
+            Throwable t = failure(client.call(Loopback.addressOf(server), new byte[10], Duration.ofSeconds(20)));
+            assertInstanceOf(HomaUnknownRpcException.class, t);
+            Loopback.awaitIdle(client, server);
+        }
+    }
+
+    @Test
+    void inlineHandlersAndCompletionsRunOnTheEventLoop() throws Exception {
+        checkThreads(Loopback.config().inlineExecution(true).build(), "homa-io-");
+    }
+
+    @Test
+    void byDefaultUserCodeNeverRunsOnTheEventLoop() throws Exception {
+        checkThreads(Loopback.config().build(), "homa-exec-");
+    }
+
+    /** Where the handler runs and where a stage chained on a call's future runs. */
+    private static void checkThreads(HomaConfig config, String expectedPrefix) throws Exception {
+        AtomicReference<String> handlerThread = new AtomicReference<>();
+        CountDownLatch chained = new CountDownLatch(1);
+        try (HomaSocket server = HomaSocket.open(config);
+             HomaSocket slowServer = HomaSocket.open(Loopback.config().build());
+             HomaSocket client = HomaSocket.open(config)) {
+            server.serve(r -> {
+                handlerThread.set(Thread.currentThread().getName());
+                r.reply(r.toByteArray());
+            });
+            client.call(Loopback.addressOf(server), new byte[5]).get(30, TimeUnit.SECONDS);
+            assertTrue(handlerThread.get().startsWith(expectedPrefix), handlerThread.get());
+            // The reply waits until the stage is chained, so the socket (not this thread) runs it.
+            slowServer.serve(r -> CompletableFuture.runAsync(() -> {
+                try {
+                    chained.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                r.reply(new byte[1]);
+            }));
+            AtomicReference<String> completionThread = new AtomicReference<>();
+            CompletableFuture<Void> done = client.call(Loopback.addressOf(slowServer), new byte[5])
+                    .thenRun(() -> completionThread.set(Thread.currentThread().getName()));
+            chained.countDown();
+            done.get(30, TimeUnit.SECONDS);
+            assertTrue(completionThread.get().startsWith(expectedPrefix), completionThread.get());
+        }
+    }
+}

@@ -1,0 +1,62 @@
+package io.homa;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/** Echo and a small burst of concurrent calls under each of the I/O shell's switches. */
+class ShellOptionsTest {
+    static Stream<Arguments> configs() {
+        return Stream.of(
+                Arguments.of("one socket, no TOS", Loopback.config().prioritySockets(false)),
+                Arguments.of("no GSO", Loopback.config().gso(false)),
+                Arguments.of("GRO", Loopback.config().gro(true)),
+                Arguments.of("no receive batching", Loopback.config().receiveBatch(1)),
+                Arguments.of("busy poll", Loopback.config().busyPoll(true)),
+                Arguments.of("inline execution", Loopback.config().inlineExecution(true)),
+                Arguments.of("loopback MTU", Loopback.config().mtu(65_535)),
+                Arguments.of("jumbo MTU, no pacer", Loopback.config().mtu(9000).pacerEnabled(false)),
+                Arguments.of("no call limit", Loopback.config().maxCallsPerServer(0)),
+                Arguments.of("two event loops on one port", Loopback.config().eventLoops(2)),
+                Arguments.of("four event loops, one socket each", Loopback.config().eventLoops(4).prioritySockets(false)));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("configs")
+    void echoWorks(String name, HomaConfig.Builder builder) throws Exception {
+        HomaConfig config = builder.build();
+        try (HomaSocket server = HomaSocket.open(config); HomaSocket client = HomaSocket.open(config)) {
+            server.serve(r -> r.reply(r.toByteArray()));
+            InetSocketAddress to = Loopback.addressOf(server);
+            for (int size : new int[]{0, 1, 1401, 70_000, 3_000_000}) {
+                byte[] req = new byte[size];
+                new Random(size).nextBytes(req);
+                assertArrayEquals(req, client.call(to, req).get(60, TimeUnit.SECONDS), name + ", size " + size);
+            }
+            List<CompletableFuture<byte[]>> calls = new ArrayList<>();
+            for (int i = 0; i < 500; i++) {
+                byte[] req = new byte[8 + (i % 50) * 100];
+                ByteBuffer.wrap(req).putLong(i);
+                calls.add(client.call(to, req));
+            }
+            for (int i = 0; i < calls.size(); i++) {
+                byte[] resp = calls.get(i).get(60, TimeUnit.SECONDS);
+                assertEquals(i, ByteBuffer.wrap(resp).getLong(), name);
+                assertEquals(8 + (i % 50) * 100, resp.length, name);
+            }
+            Loopback.awaitIdle(client, server);
+        }
+    }
+}
