@@ -8,7 +8,6 @@ import io.homa.core.HomaEngine;
 import io.homa.core.RpcError;
 import io.homa.core.Transmit;
 import io.homa.core.wire.DropReason;
-import io.homa.core.wire.PacketEncoder;
 import io.homa.core.wire.PacketType;
 import io.homa.core.wire.WireFormat;
 import io.netty.buffer.ByteBuf;
@@ -297,15 +296,11 @@ final class EngineLoop {
     }
 
     /**
-     * Frees a server RPC in the engine. The engine has no call for it, so this feeds it the
-     * RPC_UNKNOWN packet its client would send, which makes it drop the RPC (counted as
-     * SERVER_RPCS_ABANDONED). The client learns of it when it next asks (RPC_UNKNOWN).
+     * Frees a server RPC in the engine (counted as SERVER_RPCS_ABANDONED). The client learns of it
+     * when it next asks: RPC_UNKNOWN, and its request restarts.
      */
     private void abandon(long now, InetSocketAddress client, long rpcId) {
-        ByteBuffer b = ByteBuffer.allocate(WireFormat.BARE_LENGTH);
-        PacketEncoder.bare(b, PacketType.RPC_UNKNOWN, rpcId);
-        b.flip();
-        engine.onDatagram(now, client, b);
+        engine.abandon(now, client, rpcId);
     }
 
     private static void cancelExpiry(ServerRequest r) {

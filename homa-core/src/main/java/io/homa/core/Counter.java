@@ -34,6 +34,10 @@ public enum Counter {
     PACER_HOLDS,
     /** Grants that raised a sender's offset after it asked (via RESEND) beyond the grant: a lost GRANT. */
     LOST_GRANTS_RECOVERED,
+    /** {@code startRequest} refused because the engine holds {@code maxRpcs} RPCs. */
+    RPC_LIMIT_REFUSALS,
+    /** {@code startRequest} or {@code respond} refused because {@code maxOutgoingBytes} would be exceeded. */
+    OUTGOING_LIMIT_REFUSALS,
     /** Timer ticks run. */
     TICKS;
 

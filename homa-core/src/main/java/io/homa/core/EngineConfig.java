@@ -64,8 +64,24 @@ public final class EngineConfig {
     public final int maxServerRpcsPerPeer;
     /** Most live RPCs (client and server) in one engine. */
     public final int maxRpcs;
-    /** Most bytes buffered for incoming messages in one engine. */
+    /**
+     * Most bytes of memory held for incoming messages not yet complete, in one engine: their
+     * reassembly chunks plus the engine's bookkeeping for each such message.
+     */
     public final long maxBufferedBytes;
+    /**
+     * Most bytes of memory held for incoming messages not yet complete from one peer address (counted
+     * like {@link #maxBufferedBytes}), so that one peer cannot take the whole engine's buffer. A value
+     * above {@code maxBufferedBytes} has no effect beyond it.
+     */
+    public final long maxBufferedBytesPerPeer;
+    /**
+     * Most bytes of outgoing messages (requests and responses) that the engine holds at once: a
+     * message counts from {@link HomaEngine#startRequest}/{@link HomaEngine#respond} until the engine
+     * releases its payload (response received, RPC failed or aborted, response acknowledged or
+     * abandoned). Beyond it those calls throw {@link EngineLimitException}.
+     */
+    public final long maxOutgoingBytes;
     /** Number of engines sharing an id space (e.g. one per event loop on one port). */
     public final int idShardCount;
     /** This engine's index among {@link #idShardCount}; encoded in the low bits of its client ids. */
@@ -105,6 +121,8 @@ public final class EngineConfig {
         this.maxServerRpcsPerPeer = b.maxServerRpcsPerPeer;
         this.maxRpcs = b.maxRpcs;
         this.maxBufferedBytes = b.maxBufferedBytes;
+        this.maxBufferedBytesPerPeer = b.maxBufferedBytesPerPeer;
+        this.maxOutgoingBytes = b.maxOutgoingBytes;
         this.idShardCount = b.idShardCount;
         this.idShard = b.idShard;
         this.fifoSchedulingForTests = b.fifoSchedulingForTests;
@@ -152,6 +170,8 @@ public final class EngineConfig {
         b.maxServerRpcsPerPeer = maxServerRpcsPerPeer;
         b.maxRpcs = maxRpcs;
         b.maxBufferedBytes = maxBufferedBytes;
+        b.maxBufferedBytesPerPeer = maxBufferedBytesPerPeer;
+        b.maxOutgoingBytes = maxOutgoingBytes;
         b.idShardCount = idShardCount;
         b.idShard = idShard;
         b.fifoSchedulingForTests = fifoSchedulingForTests;
@@ -190,7 +210,10 @@ public final class EngineConfig {
                 + ", unscheduledBytes=" + unscheduledBytes + ", maxIncoming=" + maxIncoming
                 + ", maxOvercommit=" + maxOvercommit + ", grantWindow=" + grantWindow
                 + ", cutoffs=" + Arrays.toString(unscheduledCutoffs) + ", linkMbps=" + linkMbps
-                + ", tickNanos=" + tickNanos + ", timeoutTicks=" + timeoutTicks + "}";
+                + ", tickNanos=" + tickNanos + ", timeoutTicks=" + timeoutTicks
+                + ", maxBufferedBytes=" + maxBufferedBytes + ", maxBufferedBytesPerPeer=" + maxBufferedBytesPerPeer
+                + ", maxOutgoingBytes=" + maxOutgoingBytes + ", maxServerRpcsPerPeer=" + maxServerRpcsPerPeer
+                + ", maxRpcs=" + maxRpcs + "}";
     }
 
     /** Builder of {@link EngineConfig}; {@link #build()} validates every value. */
@@ -223,6 +246,8 @@ public final class EngineConfig {
         private int maxServerRpcsPerPeer = 10_000;
         private int maxRpcs = 1_000_000;
         private long maxBufferedBytes = 1L << 30;
+        private long maxBufferedBytesPerPeer = 256L << 20;
+        private long maxOutgoingBytes = 1L << 30;
         private int idShardCount = 1;
         private int idShard = 0;
         private boolean fifoSchedulingForTests = false;
@@ -259,6 +284,8 @@ public final class EngineConfig {
         public Builder maxServerRpcsPerPeer(int v) { this.maxServerRpcsPerPeer = v; return this; }
         public Builder maxRpcs(int v) { this.maxRpcs = v; return this; }
         public Builder maxBufferedBytes(long v) { this.maxBufferedBytes = v; return this; }
+        public Builder maxBufferedBytesPerPeer(long v) { this.maxBufferedBytesPerPeer = v; return this; }
+        public Builder maxOutgoingBytes(long v) { this.maxOutgoingBytes = v; return this; }
         /** This engine is number {@code shard} of {@code count} sharing one id space (count a power of 2). */
         public Builder idShard(int shard, int count) { this.idShard = shard; this.idShardCount = count; return this; }
         /** Test-only: FIFO sends, no pacer. Shows what SRPT buys; never use it in production. */
@@ -309,6 +336,9 @@ public final class EngineConfig {
             check(maxServerRpcsPerPeer >= 1, "maxServerRpcsPerPeer must be >= 1, was " + maxServerRpcsPerPeer);
             check(maxRpcs >= 1, "maxRpcs must be >= 1, was " + maxRpcs);
             check(maxBufferedBytes >= mtu, "maxBufferedBytes must be at least one mtu, was " + maxBufferedBytes);
+            check(maxBufferedBytesPerPeer >= mtu,
+                    "maxBufferedBytesPerPeer must be at least one mtu, was " + maxBufferedBytesPerPeer);
+            check(maxOutgoingBytes >= 1, "maxOutgoingBytes must be >= 1, was " + maxOutgoingBytes);
             check(idShardCount >= 1 && idShardCount <= 1024 && Integer.bitCount(idShardCount) == 1,
                     "idShardCount must be a power of two in 1..1024, was " + idShardCount);
             check(idShard >= 0 && idShard < idShardCount, "idShard must be 0.." + (idShardCount - 1) + ", was " + idShard);

@@ -66,7 +66,13 @@ public final class HomaEngine {
     private long tick;
     private long nextTickAt = Long.MAX_VALUE;
     private long pacerWakeAt = Long.MAX_VALUE;
+    /** Memory charged for incomplete incoming messages (chunks plus bookkeeping). */
     private long bufferedBytes;
+    private long bufferedBytesHighWater;
+    private long peerBufferedBytesHighWater;
+    /** Bytes of outgoing payloads the engine holds (from startRequest/respond until released). */
+    private long outgoingBytes;
+    private long outgoingBytesHighWater;
     /** Set by {@link #findRpc}: the id named an RPC of ours with another peer. */
     private boolean lookupWrongPeer;
     private PayloadReleaseListener releaseListener = p -> { };
@@ -104,27 +110,42 @@ public final class HomaEngine {
     /**
      * Starts an RPC: queues {@code request} for {@code server}.
      *
+     * <p>Back-pressure: the engine holds at most {@code maxRpcs} RPCs and at most
+     * {@code maxOutgoingBytes} bytes of outgoing messages (requests and responses not yet released).
+     * Beyond either limit this throws {@link EngineLimitException} and changes nothing; the caller
+     * may try again once RPCs have finished. An I/O shell maps it to back-pressure or to a clear
+     * error for the application.
+     *
      * @param request the bytes between its position and limit; the engine reads them (absolute gets,
      *                position and limit untouched) until the RPC ends, so the caller must not change
      *                them before the response, failure or {@link #abort}
      * @return the RPC's id (even), named again in its RESPONSE or FAILED event
-     * @throws IllegalArgumentException if the request is longer than {@code maxMessageLength}
-     * @throws IllegalStateException if the engine holds {@code maxRpcs} RPCs already
+     * @throws IllegalArgumentException if the request is longer than {@code maxMessageLength} or
+     *                                  than {@code maxOutgoingBytes} (it could never be sent)
+     * @throws EngineLimitException if the engine holds {@code maxRpcs} RPCs already
+     *                              ({@link EngineLimitException#limit()} {@code "maxRpcs"}), or the
+     *                              request would take the outgoing bytes beyond
+     *                              {@code maxOutgoingBytes} ({@code "maxOutgoingBytes"})
      */
     public long startRequest(long now, InetSocketAddress server, ByteBuffer request) {
         Objects.requireNonNull(server, "server");
         Objects.requireNonNull(request, "request");
-        if (request.remaining() > cfg.maxMessageLength) {
-            throw new IllegalArgumentException("request of " + request.remaining()
+        int length = request.remaining();
+        if (length > cfg.maxMessageLength) {
+            throw new IllegalArgumentException("request of " + length
                     + " bytes exceeds maxMessageLength " + cfg.maxMessageLength);
         }
+        checkOutgoingLength("request", length);
         if (liveRpcs() >= cfg.maxRpcs) {
-            throw new IllegalStateException("engine holds maxRpcs=" + cfg.maxRpcs + " RPCs already");
+            counters[Counter.RPC_LIMIT_REFUSALS.ordinal()]++;
+            throw new EngineLimitException("maxRpcs", "engine holds maxRpcs=" + cfg.maxRpcs + " RPCs already");
         }
+        checkOutgoingRoom("request", length);
         long id = allocateId();
         Peer peer = peerFor(server);
         Rpc rpc = new Rpc(id, peer, true);
         rpc.out = new OutgoingMessage(rpc, request, seq++, unscheduledLimit);
+        addOutgoing(length);
         clientRpcs.put(id, rpc);
         peer.clientRpcs++;
         counters[Counter.CLIENT_RPCS_STARTED.ordinal()]++;
@@ -136,15 +157,24 @@ public final class HomaEngine {
     /**
      * Sends the response to a request delivered by a REQUEST event.
      *
+     * <p>Back-pressure: if the response would take the engine's outgoing bytes beyond
+     * {@code maxOutgoingBytes}, this throws {@link EngineLimitException} and changes nothing: the
+     * request stays waiting for its response, so the caller may call {@code respond} again later
+     * (once other RPCs have released their payloads) or give the RPC up with {@link #abandon}.
+     *
      * @param response read as in {@link #startRequest} until the client acknowledges it
      * @return false if the RPC no longer exists (the client aborted or vanished) or was answered
-     * @throws IllegalArgumentException if the response is longer than {@code maxMessageLength}
+     * @throws IllegalArgumentException if the response is longer than {@code maxMessageLength} or
+     *                                  than {@code maxOutgoingBytes} (it could never be sent)
+     * @throws EngineLimitException if the response would take the outgoing bytes beyond
+     *                              {@code maxOutgoingBytes}
      */
     public boolean respond(long now, InetSocketAddress client, long rpcId, ByteBuffer response) {
         Objects.requireNonNull(client, "client");
         Objects.requireNonNull(response, "response");
-        if (response.remaining() > cfg.maxMessageLength) {
-            throw new IllegalArgumentException("response of " + response.remaining()
+        int length = response.remaining();
+        if (length > cfg.maxMessageLength) {
+            throw new IllegalArgumentException("response of " + length
                     + " bytes exceeds maxMessageLength " + cfg.maxMessageLength);
         }
         Peer peer = peers.get(client);
@@ -152,7 +182,10 @@ public final class HomaEngine {
         if (rpc == null || rpc.state != Rpc.State.SERVER_PROCESSING) {
             return false;
         }
+        checkOutgoingLength("response", length);
+        checkOutgoingRoom("response", length);
         rpc.out = new OutgoingMessage(rpc, response, seq++, unscheduledLimit);
+        addOutgoing(length);
         rpc.state = Rpc.State.SERVER_RESPONDING;
         rpc.silentTicks = 0;
         senders.offer(rpc.out);
@@ -174,6 +207,50 @@ public final class HomaEngine {
         counters[Counter.CLIENT_RPCS_ABORTED.ordinal()]++;
         free(rpc);
         return true;
+    }
+
+    /**
+     * Gives up a server RPC (the request of {@code client} with client id {@code rpcId}) in whatever
+     * state it is: frees its state and its response, if any, without telling the client, exactly as
+     * if the client had sent RPC_UNKNOWN (counted as {@link Counter#SERVER_RPCS_ABANDONED}). The
+     * client learns of it when it next asks: it gets RPC_UNKNOWN and restarts its request. Use it
+     * when the application will not answer a request (for instance after a refused
+     * {@link #respond}).
+     *
+     * @return false if no such server RPC is live
+     */
+    public boolean abandon(long now, InetSocketAddress client, long rpcId) {
+        Peer peer = peers.get(client);
+        Rpc rpc = peer == null ? null : peer.serverRpcs.get(rpcId);
+        if (rpc == null) {
+            return false;
+        }
+        counters[Counter.SERVER_RPCS_ABANDONED.ordinal()]++;
+        free(rpc);
+        return true;
+    }
+
+    private void checkOutgoingLength(String what, int length) {
+        if (length > cfg.maxOutgoingBytes) {
+            throw new IllegalArgumentException(what + " of " + length + " bytes exceeds maxOutgoingBytes "
+                    + cfg.maxOutgoingBytes + ": it could never be queued");
+        }
+    }
+
+    private void checkOutgoingRoom(String what, int length) {
+        if (outgoingBytes + length > cfg.maxOutgoingBytes) {
+            counters[Counter.OUTGOING_LIMIT_REFUSALS.ordinal()]++;
+            throw new EngineLimitException("maxOutgoingBytes", what + " of " + length
+                    + " bytes refused: the engine holds " + outgoingBytes + " bytes of outgoing messages"
+                    + " and maxOutgoingBytes=" + cfg.maxOutgoingBytes);
+        }
+    }
+
+    private void addOutgoing(int length) {
+        outgoingBytes += length;
+        if (outgoingBytes > outgoingBytesHighWater) {
+            outgoingBytesHighWater = outgoingBytes;
+        }
     }
 
     // ------------------------------------------------------------------ outputs
@@ -324,9 +401,12 @@ public final class HomaEngine {
                     counters[Counter.LATE_DUPLICATE_REQUESTS.ordinal()]++;
                     return;
                 }
-                if (liveRpcs() >= cfg.maxRpcs
-                        || (peer != null && peer.serverRpcs.size() >= cfg.maxServerRpcsPerPeer)) {
+                if (liveRpcs() >= cfg.maxRpcs) {
                     drop(DropReason.RPC_LIMIT);
+                    return;
+                }
+                if (peer != null && peer.serverRpcs.size() >= cfg.maxServerRpcsPerPeer) {
+                    drop(DropReason.PEER_RPC_LIMIT);
                     return;
                 }
                 // Not created until the packet has passed every check below.
@@ -371,10 +451,19 @@ public final class HomaEngine {
             drop(DropReason.BEYOND_GRANT);
             return;
         }
-        long need = n == 0 ? 0 : newMessage ? IncomingMessage.chunkBytes(length, offset, n) : in.allocationFor(offset, n);
-        if (bufferedBytes + need > cfg.maxBufferedBytes) {
-            drop(DropReason.BUFFER_LIMIT);
-            return;
+        // Memory this packet may take (chunks and bookkeeping), checked against both buffer limits.
+        long need = newMessage ? IncomingMessage.footprintOfNew(length, offset, n) : in.footprintGrowthFor(offset, n);
+        if (need > 0) {
+            if (bufferedBytes + need > cfg.maxBufferedBytes) {
+                drop(DropReason.BUFFER_LIMIT);
+                return;
+            }
+            Peer owner = fresh ? peers.get(from) : rpc.peer;
+            long peerBuffered = owner == null ? 0 : owner.bufferedBytes;
+            if (peerBuffered + need > cfg.maxBufferedBytesPerPeer) {
+                drop(DropReason.PEER_BUFFER_LIMIT);
+                return;
+            }
         }
         // The packet is acceptable: only now create what it needs.
         if (fresh) {
@@ -390,12 +479,13 @@ public final class HomaEngine {
             in.granted = granted;
             rpc.in = in;
             grants.totalIncoming += in.outstanding();
+            charge(rpc.peer, in.footprint());
         }
         if (n > 0) {
             long before = in.outstanding();
-            long allocatedBefore = in.allocated;
+            long footprintBefore = in.footprint();
             int added = in.write(offset, buf, pkt.payloadOffset, n);
-            bufferedBytes += in.allocated - allocatedBefore;
+            charge(rpc.peer, in.footprint() - footprintBefore);
             grants.totalIncoming += in.outstanding() - before;
             if (added < 0) {
                 drop(DropReason.BUFFER_LIMIT); // too fragmented; the gap is asked for again later
@@ -418,12 +508,32 @@ public final class HomaEngine {
         grants.schedule(grantSink);
     }
 
-    private void finishIncoming(Rpc rpc) {
+    /** Charges (or, negative, releases) incoming-message memory to the engine and to the peer. */
+    private void charge(Peer peer, long bytes) {
+        bufferedBytes += bytes;
+        peer.bufferedBytes += bytes;
+        if (bytes > 0) {
+            if (bufferedBytes > bufferedBytesHighWater) {
+                bufferedBytesHighWater = bufferedBytes;
+            }
+            if (peer.bufferedBytes > peerBufferedBytesHighWater) {
+                peerBufferedBytesHighWater = peer.bufferedBytes;
+            }
+        }
+    }
+
+    /** Forgets the RPC's incoming message: out of the scheduler, its budget and memory released. */
+    private IncomingMessage releaseIncoming(Rpc rpc) {
         IncomingMessage in = rpc.in;
         grants.remove(in);
         grants.totalIncoming -= in.outstanding();
-        bufferedBytes -= in.allocated;
+        charge(rpc.peer, -in.footprint());
         rpc.in = null;
+        return in;
+    }
+
+    private void finishIncoming(Rpc rpc) {
+        IncomingMessage in = releaseIncoming(rpc);
         ReceivedMessage message = in.toMessage();
         if (rpc.client) {
             counters[Counter.CLIENT_RPCS_COMPLETED.ordinal()]++;
@@ -552,11 +662,7 @@ public final class HomaEngine {
         }
         counters[Counter.REQUEST_RESTARTS.ordinal()]++;
         if (rpc.in != null) {
-            IncomingMessage in = rpc.in;
-            grants.remove(in);
-            grants.totalIncoming -= in.outstanding();
-            bufferedBytes -= in.allocated;
-            rpc.in = null;
+            releaseIncoming(rpc);
         }
         senders.remove(rpc.out);
         rpc.out.restart();
@@ -884,16 +990,13 @@ public final class HomaEngine {
         if (rpc.state == Rpc.State.DEAD) {
             return;
         }
-        IncomingMessage in = rpc.in;
-        if (in != null) {
-            grants.remove(in);
-            grants.totalIncoming -= in.outstanding();
-            bufferedBytes -= in.allocated;
-            rpc.in = null;
+        if (rpc.in != null) {
+            releaseIncoming(rpc);
         }
         if (rpc.out != null) {
             senders.remove(rpc.out);
             ByteBuffer payload = rpc.out.payload;
+            outgoingBytes -= rpc.out.length;
             rpc.out = null;
             releaseListener.released(payload);
         }
@@ -992,9 +1095,49 @@ public final class HomaEngine {
         return serverRpcCount;
     }
 
-    /** Bytes of reassembly memory held for incoming messages not yet complete. */
+    /** Live server RPCs for requests from one peer address: what {@code maxServerRpcsPerPeer} limits. */
+    public int liveServerRpcs(InetSocketAddress peer) {
+        Peer p = peers.get(peer);
+        return p == null ? 0 : p.serverRpcs.size();
+    }
+
+    /**
+     * Memory held for incoming messages not yet complete: their reassembly chunks plus the
+     * engine's bookkeeping for each (an estimate, see docs/security.md). What
+     * {@code maxBufferedBytes} limits. Delivered messages no longer count.
+     */
     public long bufferedBytes() {
         return bufferedBytes;
+    }
+
+    /** The same, for the messages from one peer address: what {@code maxBufferedBytesPerPeer} limits. */
+    public long bufferedBytes(InetSocketAddress peer) {
+        Peer p = peers.get(peer);
+        return p == null ? 0 : p.bufferedBytes;
+    }
+
+    /** The highest {@link #bufferedBytes()} ever reached by this engine. */
+    public long bufferedBytesHighWater() {
+        return bufferedBytesHighWater;
+    }
+
+    /** The highest {@link #bufferedBytes(InetSocketAddress)} ever reached by any one peer. */
+    public long peerBufferedBytesHighWater() {
+        return peerBufferedBytesHighWater;
+    }
+
+    /**
+     * Bytes of outgoing messages the engine holds (requests and responses from
+     * {@code startRequest}/{@code respond} until their payload is released): what
+     * {@code maxOutgoingBytes} limits.
+     */
+    public long outgoingBytes() {
+        return outgoingBytes;
+    }
+
+    /** The highest {@link #outgoingBytes()} ever reached by this engine. */
+    public long outgoingBytesHighWater() {
+        return outgoingBytesHighWater;
     }
 
     /** Bytes granted or unscheduled but not yet received, over all incoming messages. */
@@ -1041,7 +1184,7 @@ public final class HomaEngine {
      * buffered bytes, no pending acks and no tombstones.
      */
     public boolean isQuiescent() {
-        if (liveRpcs() != 0 || !control.isEmpty() || !events.isEmpty() || bufferedBytes != 0
+        if (liveRpcs() != 0 || !control.isEmpty() || !events.isEmpty() || bufferedBytes != 0 || outgoingBytes != 0
                 || grants.totalIncoming != 0 || grants.size() != 0 || senders.size() != 0) {
             return false;
         }
@@ -1056,6 +1199,7 @@ public final class HomaEngine {
     /** A one-line summary of the engine's state, for logs and failing tests. */
     public String describe() {
         return "rpcs=" + clientRpcs.size() + "c/" + serverRpcCount + "s buffered=" + bufferedBytes
+                + " outgoing=" + outgoingBytes
                 + " incoming=" + grants.totalIncoming + " grantable=" + grants.size()
                 + " sendq=" + senders.size() + " control=" + control.size() + " events=" + events.size()
                 + " tombstones=" + tombstones() + " peers=" + peers.size();

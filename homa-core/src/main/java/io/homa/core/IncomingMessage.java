@@ -6,17 +6,34 @@ import java.nio.ByteBuffer;
  * A message being received: reassembly into lazily allocated chunks, the ranges that arrived, and
  * the receiver's grant state. Memory grows only with bytes that actually arrive, and the engine
  * accepts bytes only below what it granted (or the unscheduled limit), so a peer that claims a
- * huge length costs nothing until it is granted.
+ * huge length costs nothing until it is granted. Even the table of chunk references grows only as
+ * far as bytes have arrived, never to the claimed length at once.
+ *
+ * <p>{@link #footprint()} is what the engine charges against its buffer limits: the chunk bytes
+ * plus an estimate of the bookkeeping (objects, the chunk table, the received ranges).
  */
 final class IncomingMessage {
     static final int CHUNK = 64 * 1024;
+    /**
+     * Bytes charged for each incoming message besides its tables: an estimate of the object headers
+     * and fields of its RPC, this message, its ranges and their map entries, rounded up.
+     */
+    static final int BOOKKEEPING = 256;
+    /** Bytes charged per chunk reference and per received-range slot (two ints). */
+    static final int SLOT = 8;
+    /** Initial capacity of {@link ReceivedRanges}. */
+    static final int INITIAL_RANGES = 4;
+    private static final byte[][] NO_CHUNKS = new byte[0][];
 
     final Rpc rpc;
     final int length;
     /** Order of arrival, for FIFO grants and SRPT ties. */
     final long seq;
     final ReceivedRanges ranges = new ReceivedRanges();
-    private final byte[][] chunks;
+    /** Chunks the whole message needs. */
+    private final int chunkCount;
+    /** Chunk references, grown (up to {@link #chunkCount}) as far as bytes have arrived. */
+    private byte[][] chunks;
     /** Bytes of chunk memory allocated. */
     long allocated;
 
@@ -31,10 +48,48 @@ final class IncomingMessage {
         this.rpc = rpc;
         this.length = length;
         this.seq = seq;
-        this.chunks = new byte[length == 0 ? 1 : (int) (((long) length + CHUNK - 1) / CHUNK)][];
+        this.chunkCount = chunkCount(length);
         if (length == 0) {
-            chunks[0] = new byte[0];
+            this.chunks = new byte[][]{new byte[0]};
+        } else {
+            this.chunks = NO_CHUNKS;
         }
+    }
+
+    private static int chunkCount(int length) {
+        return length == 0 ? 1 : (int) (((long) length + CHUNK - 1) / CHUNK);
+    }
+
+    /** Memory charged for this message: chunk bytes plus bookkeeping. */
+    long footprint() {
+        return allocated + BOOKKEEPING + (long) SLOT * chunks.length + (long) SLOT * ranges.capacity();
+    }
+
+    /** Length of the chunk table needed to hold chunk {@code last}, growing from {@code current}. */
+    private static int tableLength(int chunkCount, int current, int last) {
+        if (last < current) {
+            return current;
+        }
+        return Math.min(chunkCount, Math.max(last + 1, 2 * current));
+    }
+
+    /**
+     * At most how much {@link #footprint()} grows when the segment {@code [offset, offset+n)} is
+     * written (chunks, table and ranges); the engine checks it against its limits first.
+     */
+    long footprintGrowthFor(int offset, int n) {
+        if (n <= 0) {
+            return 0;
+        }
+        int last = (offset + n - 1) / CHUNK;
+        long table = (long) SLOT * (tableLength(chunkCount, chunks.length, last) - chunks.length);
+        return allocationFor(offset, n) + table + (long) SLOT * ranges.capacityGrowthBound();
+    }
+
+    /** The footprint a new message of {@code length} has once its first segment is written. */
+    static long footprintOfNew(int length, int offset, int n) {
+        int table = length == 0 ? 1 : n <= 0 ? 0 : tableLength(chunkCount(length), 0, (offset + n - 1) / CHUNK);
+        return BOOKKEEPING + (long) SLOT * table + (long) SLOT * INITIAL_RANGES + chunkBytes(length, offset, n);
     }
 
     long received() {
@@ -62,7 +117,7 @@ final class IncomingMessage {
         }
         long need = 0;
         for (int c = offset / CHUNK; c <= (offset + n - 1) / CHUNK; c++) {
-            if (chunks[c] == null) {
+            if (c >= chunks.length || chunks[c] == null) {
                 need += chunkLength(c);
             }
         }
@@ -99,6 +154,10 @@ final class IncomingMessage {
         if (added <= 0) {
             return added;
         }
+        int last = (offset + n - 1) / CHUNK;
+        if (last >= chunks.length) {
+            chunks = java.util.Arrays.copyOf(chunks, tableLength(chunkCount, chunks.length, last));
+        }
         int pos = offset;
         int from = srcIndex;
         int left = n;
@@ -119,6 +178,13 @@ final class IncomingMessage {
     }
 
     ReceivedMessage toMessage() {
-        return new ReceivedMessage(length, chunks, CHUNK);
+        // Complete: every chunk was written, so the table has reached its full length.
+        return new ReceivedMessage(length, chunks.length == chunkCount ? chunks
+                : java.util.Arrays.copyOf(chunks, chunkCount), CHUNK);
+    }
+
+    /** Length of the chunk reference table now (it grows as bytes arrive). */
+    int chunkTableLength() {
+        return chunks.length;
     }
 }

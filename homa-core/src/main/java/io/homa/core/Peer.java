@@ -22,6 +22,8 @@ final class Peer {
     int clientRpcs;
     /** Client ids of responses we finished and still have to acknowledge to this peer. */
     final ArrayDeque<Long> pendingAcks = new ArrayDeque<>();
+    /** Memory charged for this peer's incomplete incoming messages (see {@link IncomingMessage#footprint()}). */
+    long bufferedBytes;
     /** Client ids of recently finished server RPCs, with the tick at which they expire. */
     final LongMap<Long> tombstones = new LongMap<>(4);
 

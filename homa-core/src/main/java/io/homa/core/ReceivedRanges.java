@@ -23,6 +23,19 @@ final class ReceivedRanges {
         return count;
     }
 
+    /** Intervals the arrays have room for (what they cost: 8 bytes each). */
+    int capacity() {
+        return starts.length;
+    }
+
+    /** By how many intervals one {@link #add} may grow {@link #capacity()} at most. */
+    int capacityGrowthBound() {
+        if (count < starts.length || starts.length >= MAX_INTERVALS) {
+            return 0;
+        }
+        return Math.min(MAX_INTERVALS, starts.length * 2) - starts.length;
+    }
+
     /** Bytes from 0 that have all arrived. */
     int contiguous() {
         return count > 0 && starts[0] == 0 ? ends[0] : 0;

@@ -71,6 +71,23 @@ class EngineConfigTest {
     }
 
     @Test
+    void defaults_limits() {
+        assertEquals(1L << 30, D.maxBufferedBytes);
+        assertEquals(256L << 20, D.maxBufferedBytesPerPeer);
+        assertEquals(1L << 30, D.maxOutgoingBytes);
+        assertEquals(10_000, D.maxServerRpcsPerPeer);
+        assertEquals(1_000_000, D.maxRpcs);
+        assertEquals(64 << 20, D.maxMessageLength);
+    }
+
+    @Test
+    void toString_namesTheLimits() {
+        String s = D.toString();
+        assertTrue(s.contains("maxBufferedBytesPerPeer=268435456"), s);
+        assertTrue(s.contains("maxOutgoingBytes=1073741824"), s);
+    }
+
+    @Test
     void defaults_timeout100Ticks() {
         assertEquals(100, D.timeoutTicks);
     }
@@ -200,7 +217,8 @@ class EngineConfigTest {
                 .maxNicQueueNanos(2_000).throttleMinBytes(500).pacerEnabled(false).maxGsoSegments(16)
                 .tickNanos(500_000).resendTicks(3).resendInterval(4).timeoutTicks(50).needAckTicks(3)
                 .tombstoneTicks(7).cutoffsIntervalNanos(2_000_000).maxRestarts(2).maxServerRpcsPerPeer(99)
-                .maxRpcs(1234).maxBufferedBytes(1L << 20).idShard(3, 8).fifoSchedulingForTests(true)
+                .maxRpcs(1234).maxBufferedBytes(1L << 20).maxBufferedBytesPerPeer(1L << 19)
+                .maxOutgoingBytes(1L << 24).idShard(3, 8).fifoSchedulingForTests(true)
                 .build();
     }
 
@@ -528,6 +546,26 @@ class EngineConfigTest {
     @ValueSource(longs = {1499, 0, -1, Long.MIN_VALUE})
     void invalid_maxBufferedBytes(long v) {
         assertRejected("maxBufferedBytes", b -> b.maxBufferedBytes(v));
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {1499, 0, -1, Long.MIN_VALUE})
+    void invalid_maxBufferedBytesPerPeer(long v) {
+        assertRejected("maxBufferedBytesPerPeer", b -> b.maxBufferedBytesPerPeer(v));
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {0, -1, Long.MIN_VALUE})
+    void invalid_maxOutgoingBytes(long v) {
+        assertRejected("maxOutgoingBytes", b -> b.maxOutgoingBytes(v));
+    }
+
+    @Test
+    void valid_limitsBelowAndAboveOthers() {
+        // A per-peer buffer above the engine's is allowed (it then has no effect), and an outgoing
+        // limit below maxMessageLength only refuses the messages longer than itself.
+        assertAccepted(b -> b.maxBufferedBytes(1500).maxBufferedBytesPerPeer(Long.MAX_VALUE));
+        assertAccepted(b -> b.maxOutgoingBytes(1).maxBufferedBytesPerPeer(1500));
     }
 
     @ParameterizedTest

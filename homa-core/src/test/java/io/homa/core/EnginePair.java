@@ -77,7 +77,11 @@ final class EnginePair {
         return out;
     }
 
+    /** Delivers a packet to A or B; one addressed elsewhere (a test's third party) is lost. */
     void deliver(Packet p) {
+        if (!p.to().equals(addrA) && !p.to().equals(addrB)) {
+            return;
+        }
         HomaEngine to = p.to().equals(addrA) ? a : b;
         to.onDatagram(now, p.from(), ByteBuffer.wrap(p.bytes()));
         collect();

@@ -507,7 +507,7 @@ class HomaEngineTest {
             e.onDatagram(0, c, ByteBuffer.wrap(encode(b -> PacketEncoder.data(b, id, 5000, 5000, 0, 0, false, 0, 0, bytes(10), 0, 10))));
         }
         assertEquals(3, e.liveServerRpcs());
-        assertEquals(2, e.drops(DropReason.RPC_LIMIT));
+        assertEquals(2, e.drops(DropReason.PEER_RPC_LIMIT));
     }
 
     @Test

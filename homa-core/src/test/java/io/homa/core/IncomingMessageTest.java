@@ -338,7 +338,12 @@ class IncomingMessageTest {
         long expectAlloc = m.allocationFor(off, n);
         long before = m.allocated;
         long receivedBefore = m.received();
+        long footprintBefore = m.footprint();
+        long growthBound = m.footprintGrowthFor(off, n);
         int added = write(m, data, off, n);
+        assertTrue(m.footprint() - footprintBefore <= growthBound,
+                "footprint grew by " + (m.footprint() - footprintBefore) + " > bound " + growthBound);
+        assertTrue(m.footprint() >= m.allocated + IncomingMessage.BOOKKEEPING, "footprint covers the chunks");
         if (added > 0) {
             assertEquals(before + expectAlloc, m.allocated, "allocationFor disagrees with write");
         } else {
@@ -347,6 +352,62 @@ class IncomingMessageTest {
         assertEquals(receivedBefore + Math.max(0, added), m.received());
         assertTrue(m.allocated <= m.length);
         return added;
+    }
+
+    // ------------------------------------------------------------------ footprint (what the limits charge)
+
+    @Test
+    void hugeClaimedLength_chunkTableNotSizedFromIt() {
+        IncomingMessage m = message(Integer.MAX_VALUE - 65_536);
+        assertEquals(0, m.chunkTableLength(), "no table for bytes that never arrived");
+        long fresh = m.footprint();
+        assertTrue(fresh < 1024, "a message that claims 2 GiB costs " + fresh + " bytes before data");
+        write(m, random(1432, 1), 0, 1432);
+        assertEquals(1, m.chunkTableLength());
+        assertEquals(CHUNK, m.allocated);
+        assertTrue(m.footprint() < CHUNK + 1024, "one chunk and bookkeeping: " + m.footprint());
+    }
+
+    @Test
+    void chunkTable_growsOnlyAsFarAsBytesArrive_reachesFullLengthWhenComplete() {
+        int length = 10 * CHUNK + 7;
+        byte[] data = random(length, 3);
+        IncomingMessage m = message(length);
+        write(m, data, 3 * CHUNK, 100);
+        assertEquals(4, m.chunkTableLength());
+        write(m, data, 0, 3 * CHUNK);
+        assertEquals(4, m.chunkTableLength(), "no growth below the highest chunk written");
+        write(m, data, 3 * CHUNK, length - 3 * CHUNK);
+        assertEquals(11, m.chunkTableLength(), "capped at the chunks the message needs");
+        assertTrue(m.complete());
+        assertAllViewsEqual(data, m.toMessage());
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {0, 1, 1432, CHUNK, CHUNK + 1, 10 * CHUNK, Integer.MAX_VALUE - 65_536})
+    void footprintOfNew_equalsFootprintAfterFirstSegment(int length) {
+        int n = Math.min(length, 1432);
+        int offset = length == 0 ? 0 : Math.max(0, Math.min(length - n, CHUNK - 5));
+        IncomingMessage m = message(length);
+        if (n > 0) {
+            write(m, random(offset + n, 9), offset, n);
+        }
+        assertEquals(IncomingMessage.footprintOfNew(length, offset, n), m.footprint());
+    }
+
+    @Test
+    void footprint_countsRangeGrowthFromFragments() {
+        int length = 1_000_000;
+        IncomingMessage m = message(length);
+        byte[] data = random(length, 5);
+        long before = m.footprint();
+        for (int i = 0; i < ReceivedRanges.MAX_INTERVALS; i++) {
+            checkedWrite(m, data, i * 2, 1); // 256 one-byte fragments, each its own interval
+        }
+        assertEquals(ReceivedRanges.MAX_INTERVALS, m.ranges.intervals());
+        assertEquals(-1, write(m, data, 1000, 1), "a 257th interval is refused");
+        assertTrue(m.footprint() - before >= (long) IncomingMessage.SLOT * (ReceivedRanges.MAX_INTERVALS - 4),
+                "the ranges' growth is charged");
     }
 
     @Test

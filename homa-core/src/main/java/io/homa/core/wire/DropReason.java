@@ -39,10 +39,17 @@ public enum DropReason {
     LENGTH_CHANGED,
     /** DATA beyond what this receiver has granted. */
     BEYOND_GRANT,
-    /** A new server RPC refused: the per-peer or total RPC limit is reached. */
+    /** A new server RPC refused: the engine holds {@code maxRpcs} RPCs. */
     RPC_LIMIT,
-    /** Incoming data refused: the total buffered incoming bytes limit is reached. */
+    /** A new server RPC refused: this peer already has {@code maxServerRpcsPerPeer} server RPCs. */
+    PEER_RPC_LIMIT,
+    /**
+     * Incoming data refused: it would take the engine's memory for incomplete messages beyond
+     * {@code maxBufferedBytes}, or split a message into too many received ranges.
+     */
     BUFFER_LIMIT,
+    /** Incoming data refused: it would take this peer's share beyond {@code maxBufferedBytesPerPeer}. */
+    PEER_BUFFER_LIMIT,
     /** A packet that makes no sense in the RPC's state (e.g. a GRANT while the server has no response yet, NEED_ACK from a client, a response before the request was sent). */
     WRONG_STATE;
 

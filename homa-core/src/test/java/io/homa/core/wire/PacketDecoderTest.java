@@ -644,7 +644,7 @@ class PacketDecoderTest {
     @Test
     void dropReason_all_listsEveryReasonOnce() {
         assertArrayEquals(DropReason.values(), DropReason.all());
-        assertEquals(20, DropReason.all().length);
+        assertEquals(22, DropReason.all().length);
     }
 
     // ------------------------------------------------------------------ properties

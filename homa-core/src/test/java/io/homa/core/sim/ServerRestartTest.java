@@ -1,0 +1,187 @@
+package io.homa.core.sim;
+
+import io.homa.core.Counter;
+import io.homa.core.EngineConfig;
+import io.homa.core.EngineEvent;
+import io.homa.core.wire.DecodedPacket;
+import io.homa.core.wire.PacketDecoder;
+import io.homa.core.wire.PacketType;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * What a client sees when the server process restarts (loses all its RPC state) at each point of
+ * an RPC, as docs/security.md describes: the new server answers the client's RESEND with
+ * RPC_UNKNOWN, the client throws away any partial response and sends its request again from
+ * offset 0 with the same id, and the new server runs it. Execution is at-least-once across a loss
+ * of server state: a request the old server had already handed to its application runs again.
+ */
+class ServerRestartTest {
+    private static final EngineConfig CFG = EngineConfig.builder().linkMbps(10_000).build();
+    private static final long LIMIT = 10_000_000_000L;
+
+    /** Every packet on the wire, decoded, with its source. */
+    private record Seen(boolean fromClient, DecodedPacket p) {
+    }
+
+    private static List<Seen> watch(SimNetwork net, SimHost client, Runnable[] onPacket) {
+        List<Seen> seen = new ArrayList<>();
+        net.intercept(pk -> {
+            DecodedPacket d = new DecodedPacket();
+            if (PacketDecoder.decode(ByteBuffer.wrap(pk.bytes()), CFG.maxMessageLength, d) == null) {
+                seen.add(new Seen(pk.source().equals(client.address()), d));
+            }
+            if (onPacket[0] != null) {
+                onPacket[0].run();
+            }
+            return true;
+        });
+        return seen;
+    }
+
+    private static byte[] random(long seed, int n) {
+        byte[] b = new byte[n];
+        new SplittableRandom(seed).nextBytes(b);
+        return b;
+    }
+
+    /** After the restart the server said RPC_UNKNOWN and the client's request began again at offset 0. */
+    private static void assertRestartedFromZero(List<Seen> seen, int restartAt, long id) {
+        boolean unknown = false;
+        boolean fromZero = false;
+        for (int i = restartAt; i < seen.size(); i++) {
+            DecodedPacket d = seen.get(i).p();
+            if (!seen.get(i).fromClient() && d.type == PacketType.RPC_UNKNOWN && d.senderId == (id ^ 1)) {
+                unknown = true;
+            }
+            if (unknown && seen.get(i).fromClient() && d.type == PacketType.DATA && d.senderId == id && d.offset == 0) {
+                fromZero = true;
+            }
+        }
+        assertTrue(unknown, "the new server answered RPC_UNKNOWN");
+        assertTrue(fromZero, "then the client sent its request from offset 0");
+    }
+
+    @Test
+    void restartWhileReceivingRequest_requestSentAgainFromZero_runsOnce() {
+        Seeds.run(71L, seed -> {
+            SimNetwork net = new SimNetwork(seed);
+            SimHost a = net.addHost(CFG);
+            SimHost b = net.addHost(CFG);
+            RpcLedger ledger = new RpcLedger(net);
+            ledger.attach(a);
+            ledger.attach(b);
+            Runnable[] hook = {null};
+            List<Seen> seen = watch(net, a, hook);
+            int[] restartAt = {-1};
+            hook[0] = () -> {
+                long fromA = seen.stream().filter(s -> s.fromClient() && s.p().type == PacketType.DATA).count();
+                if (restartAt[0] < 0 && fromA == 60) { // part of the 300 KB request has arrived
+                    restartAt[0] = seen.size();
+                    b.restart();
+                    ledger.attach(b);
+                }
+            };
+            RpcLedger.Call c = ledger.call(a, b, random(seed, 300_000));
+            assertTrue(net.runUntil(ledger::allFinished, LIMIT));
+            ledger.assertAllExactlyOnce(); // the old server never got the whole request: it ran once
+            assertRestartedFromZero(seen, restartAt[0], c.id);
+            assertEquals(1, a.engine().counter(Counter.REQUEST_RESTARTS));
+            assertTrue(net.runUntilIdle(LIMIT));
+            RpcLedger.assertQuiescent(net);
+        });
+    }
+
+    @Test
+    void restartAfterRequestDelivered_requestRunsAgainOnNewServer_atLeastOnce() {
+        Seeds.run(72L, seed -> {
+            SimNetwork net = new SimNetwork(seed);
+            SimHost a = net.addHost(CFG);
+            SimHost b = net.addHost(CFG);
+            RpcLedger ledger = new RpcLedger(net);
+            ledger.attach(a);
+            Runnable[] hook = {null};
+            List<Seen> seen = watch(net, a, hook);
+            List<EngineEvent> oldIncarnation = new ArrayList<>();
+            int[] restartAt = {-1};
+            b.onEvent(e -> { // the old process takes the request, then crashes before answering
+                oldIncarnation.add(e);
+                restartAt[0] = seen.size();
+                b.restart();
+                ledger.attach(b);
+            });
+            byte[] request = random(seed, 5_000);
+            RpcLedger.Call c = ledger.call(a, b, request);
+            assertTrue(net.runUntil(ledger::allFinished, LIMIT));
+            assertEquals(1, oldIncarnation.size());
+            assertArrayEquals(request, oldIncarnation.get(0).message().toByteArray());
+            assertEquals(1, ledger.deliveries(c), "and the new process ran it again: twice in all");
+            assertEquals(EngineEvent.Kind.RESPONSE, c.outcome.kind());
+            assertArrayEquals(request, c.outcome.message().toByteArray());
+            assertRestartedFromZero(seen, restartAt[0], c.id);
+            assertTrue(net.runUntilIdle(LIMIT));
+            RpcLedger.assertQuiescent(net);
+        });
+    }
+
+    @Test
+    void restartMidResponse_partialResponseDropped_requestRunsAgain_wholeNewResponse() {
+        Seeds.run(73L, seed -> {
+            SimNetwork net = new SimNetwork(seed);
+            SimHost a = net.addHost(CFG);
+            SimHost b = net.addHost(CFG);
+            RpcLedger ledger = new RpcLedger(net).responseLength(len -> 400_000);
+            ledger.attach(a);
+            ledger.attach(b);
+            Runnable[] hook = {null};
+            List<Seen> seen = watch(net, a, hook);
+            int[] restartAt = {-1};
+            hook[0] = () -> {
+                long fromB = seen.stream().filter(s -> !s.fromClient() && s.p().type == PacketType.DATA).count();
+                if (restartAt[0] < 0 && fromB == 100) {
+                    restartAt[0] = seen.size();
+                    b.restart();
+                    ledger.attach(b);
+                }
+            };
+            RpcLedger.Call c = ledger.call(a, b, random(seed, 100));
+            assertTrue(net.runUntil(ledger::allFinished, LIMIT));
+            assertEquals(EngineEvent.Kind.RESPONSE, c.outcome.kind(), c.outcome::toString);
+            assertEquals(400_000, c.outcome.message().length());
+            assertEquals(2, ledger.deliveries(c), "the old process ran the request, then the new one: at-least-once");
+            assertEquals(1, a.engine().counter(Counter.REQUEST_RESTARTS));
+            assertRestartedFromZero(seen, restartAt[0], c.id);
+            assertTrue(net.runUntilIdle(LIMIT));
+            RpcLedger.assertQuiescent(net);
+        });
+    }
+
+    @Test
+    void restartAfterResponseComplete_clientUnaffected() {
+        Seeds.run(74L, seed -> {
+            SimNetwork net = new SimNetwork(seed);
+            SimHost a = net.addHost(CFG);
+            SimHost b = net.addHost(CFG);
+            RpcLedger ledger = new RpcLedger(net);
+            ledger.attach(a);
+            ledger.attach(b);
+            RpcLedger.Call c = ledger.call(a, b, random(seed, 2_000));
+            assertTrue(net.runUntil(ledger::allFinished, LIMIT));
+            b.restart(); // before the client's ACK has arrived: the new process knows nothing of it
+            ledger.attach(b);
+            assertTrue(net.runUntilIdle(LIMIT));
+            ledger.assertAllExactlyOnce();
+            assertEquals(0, a.engine().counter(Counter.REQUEST_RESTARTS));
+            assertEquals(EngineEvent.Kind.RESPONSE, c.outcome.kind());
+            RpcLedger.assertQuiescent(net);
+        });
+    }
+}
