@@ -34,8 +34,8 @@ public final class HomaConfig {
     public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(30);
     /** How long a server waits for a handler's reply before it drops the request: 30 seconds. */
     public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(30);
-    /** Calls per server one engine runs at once by default (more wait in the socket). */
-    public static final int DEFAULT_MAX_CALLS_PER_SERVER = 8;
+    /** Calls per server one engine runs at once by default (more wait in the socket, under their deadlines). */
+    public static final int DEFAULT_MAX_CALLS_PER_SERVER = 1000;
     /**
      * Silent ticks before an RPC fails, by default: 1000 (1 s at the 1 ms tick), where Linux Homa
      * and {@link EngineConfig#defaults()} use 100. A JVM on a busy machine stalls for tens of

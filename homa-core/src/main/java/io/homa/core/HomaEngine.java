@@ -58,7 +58,15 @@ public final class HomaEngine {
     private final Transmit transmit = new Transmit();
     private final GrantScheduler.Sink grantSink = this::sendGrant;
     private final int[] gapScratch = new int[2 * MAX_RESEND_GAPS];
-    private final ArrayList<Rpc> tickScratch = new ArrayList<>();
+    /** Live RPCs in order of creation: the timer scans oldest first, as Linux Homa does. */
+    private Rpc oldestLive;
+    private Rpc newestLive;
+    /** Timer packets per peer per tick: at most this many RPCs ask one peer for a RESEND, ... */
+    private static final int RESENDS_PER_PEER_PER_TICK = 1;
+    /** ... send it NEED_ACK, ... */
+    private static final int NEED_ACKS_PER_PEER_PER_TICK = 8;
+    /** ... or tell it BUSY. */
+    private static final int BUSY_PER_PEER_PER_TICK = 1;
 
     private long nextId;
     private final long idStep;
@@ -144,6 +152,7 @@ public final class HomaEngine {
         long id = allocateId();
         Peer peer = peerFor(server);
         Rpc rpc = new Rpc(id, peer, true);
+        linkLive(rpc);
         rpc.out = new OutgoingMessage(rpc, request, seq++, unscheduledLimit);
         addOutgoing(length);
         clientRpcs.put(id, rpc);
@@ -343,6 +352,10 @@ public final class HomaEngine {
             return;
         }
         counters[Counter.BYTES_RECEIVED.ordinal()] += datagram.remaining();
+        Peer known = peers.get(from);
+        if (known != null) {
+            known.heardTick = tick; // the peer is alive, whatever this packet is about
+        }
         switch (pkt.type) {
             case DATA -> {
                 counters[Counter.PACKETS_RECEIVED_DATA.ordinal()]++;
@@ -469,6 +482,7 @@ public final class HomaEngine {
         if (fresh) {
             Peer peer = peerFor(from);
             rpc = new Rpc(senderId ^ 1, peer, false);
+            linkLive(rpc);
             peer.serverRpcs.put(senderId, rpc);
             serverRpcCount++;
             counters[Counter.SERVER_RPCS_STARTED.ordinal()]++;
@@ -869,18 +883,14 @@ public final class HomaEngine {
     }
 
     private void runTick(long now) {
-        tickScratch.clear();
-        clientRpcs.forEachValue(tickScratch::add);
-        for (Peer p : peers.values()) {
-            p.serverRpcs.forEachValue(tickScratch::add);
+        // Oldest first, so that when a peer's budget of timer packets runs out the oldest RPCs
+        // were served (and every RPC gets its turn as the older ones hear back).
+        Rpc rpc = oldestLive;
+        while (rpc != null) {
+            Rpc next = rpc.newerLive; // checkRpc may free rpc
+            checkRpc(rpc);
+            rpc = next;
         }
-        for (int i = 0; i < tickScratch.size(); i++) {
-            Rpc rpc = tickScratch.get(i);
-            if (rpc.state != Rpc.State.DEAD) {
-                checkRpc(rpc);
-            }
-        }
-        tickScratch.clear();
         for (Peer p : peers.values()) {
             p.expireTombstones(tick);
             flushAcks(p);
@@ -890,12 +900,45 @@ public final class HomaEngine {
         }
     }
 
-    /** One tick of silence accounting for one RPC (Linux Homa's homa_timer_check_rpc). */
+    private void linkLive(Rpc rpc) {
+        rpc.olderLive = newestLive;
+        if (newestLive != null) {
+            newestLive.newerLive = rpc;
+        } else {
+            oldestLive = rpc;
+        }
+        newestLive = rpc;
+    }
+
+    private void unlinkLive(Rpc rpc) {
+        if (rpc.olderLive != null) {
+            rpc.olderLive.newerLive = rpc.newerLive;
+        } else if (oldestLive == rpc) {
+            oldestLive = rpc.newerLive;
+        }
+        if (rpc.newerLive != null) {
+            rpc.newerLive.olderLive = rpc.olderLive;
+        } else if (newestLive == rpc) {
+            newestLive = rpc.olderLive;
+        }
+        rpc.olderLive = null;
+        rpc.newerLive = null;
+    }
+
+    /**
+     * One tick of silence accounting for one RPC (Linux Homa's homa_timer_check_rpc). Loss is
+     * detected per RPC (its own silence), but an RPC times out only when its peer as a whole has
+     * been silent too: a peer that answers other RPCs is alive and merely busy. Timer packets to
+     * one peer are rationed per tick (one RPC's RESENDs, a few NEED_ACKs, one BUSY), so that a
+     * thousand waiting RPCs do not flood an overloaded peer.
+     */
     private void checkRpc(Rpc rpc) {
         if (rpc.state == Rpc.State.SERVER_PROCESSING) {
             rpc.silentTicks = 0; // the application is working on it
             return;
         }
+        Peer peer = rpc.peer;
+        peer.budget(tick, RESENDS_PER_PEER_PER_TICK, NEED_ACKS_PER_PEER_PER_TICK, BUSY_PER_PEER_PER_TICK);
         OutgoingMessage out = rpc.out;
         if (out != null && out.hasNewData()) {
             rpc.silentTicks = 0; // we owe the peer granted data: our pacer's turn, not its silence
@@ -906,14 +949,20 @@ public final class HomaEngine {
         if (receiving && in != null && in.received() >= in.granted) {
             // Everything we granted has arrived: the sender waits for our grants. Tell it we live.
             rpc.silentTicks = 0;
-            if (++rpc.waitTicks % cfg.resendInterval == 0) {
-                sendBare(rpc.peer.address, PacketType.BUSY, rpc.id, Counter.PACKETS_SENT_BUSY);
+            if (++rpc.waitTicks >= cfg.resendInterval && peer.busyLeft > 0) {
+                peer.busyLeft--;
+                rpc.waitTicks = 0;
+                sendBare(peer.address, PacketType.BUSY, rpc.id, Counter.PACKETS_SENT_BUSY);
             }
             return;
         }
         rpc.waitTicks = 0;
         rpc.silentTicks++;
-        if (rpc.silentTicks >= cfg.timeoutTicks) {
+        boolean awaitingAck = rpc.state == Rpc.State.SERVER_AWAITING_ACK;
+        // A finished response waits for its ACK on its own silence; everything else also needs
+        // the whole peer to be silent before it is given up.
+        boolean peerSilent = tick - peer.heardTick >= cfg.timeoutTicks;
+        if (rpc.silentTicks >= cfg.timeoutTicks && (awaitingAck || peerSilent)) {
             if (rpc.client) {
                 counters[Counter.TIMEOUTS.ordinal()]++;
                 fail(rpc, RpcError.TIMEOUT);
@@ -923,13 +972,19 @@ public final class HomaEngine {
             }
             return;
         }
-        if (rpc.state == Rpc.State.SERVER_AWAITING_ACK) {
-            if (rpc.silentTicks >= cfg.needAckTicks) {
-                sendBare(rpc.peer.address, PacketType.NEED_ACK, rpc.id, Counter.PACKETS_SENT_NEED_ACK);
+        if (awaitingAck) {
+            if (rpc.silentTicks >= cfg.needAckTicks && tick - rpc.lastAskTick >= cfg.resendInterval
+                    && peer.needAcksLeft > 0) {
+                peer.needAcksLeft--;
+                rpc.lastAskTick = tick;
+                sendBare(peer.address, PacketType.NEED_ACK, rpc.id, Counter.PACKETS_SENT_NEED_ACK);
             }
             return;
         }
-        if (rpc.silentTicks >= cfg.resendTicks && (rpc.silentTicks - cfg.resendTicks) % cfg.resendInterval == 0) {
+        if (rpc.silentTicks >= cfg.resendTicks && tick - rpc.lastAskTick >= cfg.resendInterval
+                && peer.resendsLeft > 0) {
+            peer.resendsLeft--;
+            rpc.lastAskTick = tick;
             requestMissing(rpc);
         }
     }
@@ -1014,6 +1069,7 @@ public final class HomaEngine {
             }
         }
         rpc.state = Rpc.State.DEAD;
+        unlinkLive(rpc);
         grants.schedule(grantSink); // freed budget may unblock needy messages
     }
 
@@ -1021,6 +1077,7 @@ public final class HomaEngine {
         Peer p = peers.get(address);
         if (p == null) {
             p = new Peer(address);
+            p.heardTick = tick;
             peers.put(address, p);
         }
         return p;

@@ -27,8 +27,27 @@ final class Peer {
     /** Client ids of recently finished server RPCs, with the tick at which they expire. */
     final LongMap<Long> tombstones = new LongMap<>(4);
 
+    /** Tick at which a valid packet last came from this peer (peer-level liveness). */
+    long heardTick;
+    /** The tick {@link #resendsLeft}, {@link #needAcksLeft} and {@link #busyLeft} belong to. */
+    long budgetTick = Long.MIN_VALUE;
+    /** Timer packets this peer may still get in the current tick (Linux Homa: one RESEND per peer). */
+    int resendsLeft;
+    int needAcksLeft;
+    int busyLeft;
+
     Peer(InetSocketAddress address) {
         this.address = address;
+    }
+
+    /** Opens this tick's budget of timer packets to the peer. */
+    void budget(long tick, int resends, int needAcks, int busy) {
+        if (budgetTick != tick) {
+            budgetTick = tick;
+            resendsLeft = resends;
+            needAcksLeft = needAcks;
+            busyLeft = busy;
+        }
     }
 
     boolean idle() {

@@ -33,6 +33,11 @@ final class Rpc {
     int waitTicks;
     /** Client: times the request restarted after RPC_UNKNOWN. */
     int restarts;
+    /** Tick of this RPC's last RESEND (or NEED_ACK), for the per-RPC interval. */
+    long lastAskTick = Long.MIN_VALUE / 2;
+    /** Neighbours in the engine's list of live RPCs, oldest first (the timer scans in age order). */
+    Rpc olderLive;
+    Rpc newerLive;
 
     Rpc(long id, Peer peer, boolean client) {
         this.id = id;

@@ -172,4 +172,38 @@ class PeerFailureScenarioTest {
             RpcLedger.assertQuiescent(net);
         });
     }
+
+    /**
+     * A thousand calls wait on a server that holds every request for five timeouts: the client
+     * asks that peer for at most one RPC's RESEND per tick (not a thousand), nothing times out
+     * because the peer keeps answering, and every call completes once the server replies.
+     */
+    @Test
+    void manyCallsToSlowServer_resendsRationedPerPeer_noneTimesOut() {
+        Seeds.run(9L, seed -> {
+            SimNetwork net = new SimNetwork(seed);
+            SimHost a = net.addHost(CFG);
+            SimHost b = net.addHost(CFG);
+            RpcLedger ledger = new RpcLedger(net);
+            ledger.attach(a);
+            List<EngineEvent> held = new ArrayList<>();
+            b.onEvent(held::add);
+            for (int i = 0; i < 1000; i++) {
+                ledger.call(a, b, new byte[100 + i]);
+            }
+            long ticksBefore = a.engine().counter(Counter.TICKS);
+            net.runFor(5 * TIMEOUT);
+            long ticks = a.engine().counter(Counter.TICKS) - ticksBefore;
+            assertEquals(1000, held.size());
+            assertEquals(0, a.engine().counter(Counter.TIMEOUTS), "a peer that answers is alive");
+            long resends = a.engine().counter(Counter.PACKETS_SENT_RESEND);
+            assertTrue(resends > 0 && resends <= ticks, resends + " RESENDs in " + ticks + " ticks");
+            for (EngineEvent e : held) {
+                b.respond(e.peer(), e.rpcId(), e.message().toByteArray());
+            }
+            assertTrue(net.runUntilIdle(10 * TIMEOUT));
+            assertEquals(1000, ledger.completed());
+            RpcLedger.assertQuiescent(net);
+        });
+    }
 }
