@@ -131,6 +131,11 @@ final class EngineLoop {
         runOnLoop(() -> start(c));
     }
 
+    /** The caller cancelled {@code c}'s future (any thread): abort its RPC. */
+    void cancel(ClientCall<?> c) {
+        runOnLoop(() -> cancelled(c));
+    }
+
     /** Sends a reply (any thread); {@code owner} (nullable) is released when no longer read. */
     void reply(ServerRequest r, ByteBuffer payload, ByteBuf owner) {
         runOnLoop(() -> respond(r, payload, owner));
@@ -216,6 +221,23 @@ final class EngineLoop {
             if (launch(next)) {
                 return;
             }
+        }
+    }
+
+    private void cancelled(ClientCall<?> c) {
+        if (closed || !socket.forget(c)) {
+            return; // already finished (or the close path owns it)
+        }
+        c.cancelTimer();
+        shell[Shell.CALLS_CANCELLED.ordinal()]++;
+        if (windows.removeWaiting(c)) {
+            ReferenceCountUtil.safeRelease(c.owner); // never reached the engine
+            return;
+        }
+        if (c.rpcId != 0 && calls.remove(c.rpcId) == c) {
+            engine.abort(System.nanoTime(), c.rpcId); // releases the payload through the engine
+            releaseSlot(c.server);
+            drain();
         }
     }
 

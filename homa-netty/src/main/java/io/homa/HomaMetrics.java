@@ -45,6 +45,8 @@ public final class HomaMetrics {
         CALLS_DEADLINE_EXPIRED,
         /** Calls failed because the socket closed. */
         CALLS_CLOSED,
+        /** Calls the caller cancelled (their RPC aborted in the engine). */
+        CALLS_CANCELLED,
         /** Requests delivered to the handler. */
         REQUESTS_HANDLED,
         /** Requests answered by the handler. */

@@ -75,7 +75,8 @@ public interface HomaSocket extends AutoCloseable {
      *
      * <p>Buffers: the socket reads {@code request} without copying until the future completes: do
      * not change the array before then. The response array belongs to the caller.
-     * Cancelling the future (or completing it yourself) does not abort the RPC; the deadline does.
+     * Cancelling the future ({@code future.cancel(..)}) aborts the RPC and frees its state; the
+     * server learns of it when it next asks. Completing the future yourself does not abort it.
      *
      * @param deadline how long the call may take, from now
      * @throws HomaBadArgumentException if an argument is null, the deadline is not positive, or

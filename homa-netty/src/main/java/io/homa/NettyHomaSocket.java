@@ -219,7 +219,14 @@ final class NettyHomaSocket implements HomaSocket {
         if (closed.get()) {
             finishClosed(c, true);
         } else {
-            loops[loops.length == 1 ? 0 : nextLoop.getAndIncrement() & (loops.length - 1)].call(c);
+            EngineLoop loop = loops[loops.length == 1 ? 0 : nextLoop.getAndIncrement() & (loops.length - 1)];
+            // Cancelling the future aborts the RPC (the server learns of it when it next asks).
+            c.future.whenComplete((v, e) -> {
+                if (c.future.isCancelled()) {
+                    loop.cancel(c);
+                }
+            });
+            loop.call(c);
         }
         return c.future;
     }
