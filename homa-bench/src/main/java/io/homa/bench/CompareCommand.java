@@ -1,0 +1,225 @@
+package io.homa.bench;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code compare}: the curated side-by-side run of Homa, TCP (one connection; a pool) and raw UDP on
+ * this host. Prints progress on stderr, the table on stdout, and writes {@code results.json} and
+ * {@code latency.svg} into the output folder. Exit code 0 when every run succeeded, 1 when some
+ * failed (their figures are missing and the table says why), 2 for a bad command line or when the
+ * output cannot be written.
+ */
+@Command(name = "compare", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {
+                "Runs Homa, tcp-single, tcp-pool and udp-raw side by side on this host (127.0.0.1 only)",
+                "and reports p50/p99/p99.9 latency per transport and scenario, with Homa/TCP ratios.",
+                "Full run: under 5 minutes on 2 cores; --quick: under 2 minutes."})
+public final class CompareCommand implements Callable<Integer> {
+    @Option(names = "--quick", description = "Fewer scenarios, calls and repetitions (under 2 minutes).")
+    boolean quick;
+
+    @Option(names = "--smoke", hidden = true, description = "A few hundred calls in all (tests).")
+    boolean smoke;
+
+    @Option(names = {"-o", "--out"}, paramLabel = "DIR", defaultValue = "homa-bench-results",
+            description = "Folder for results.json and latency.svg (default: ${DEFAULT-VALUE}).")
+    Path out;
+
+    @Option(names = "--transports", split = ",", paramLabel = "NAME",
+            description = "Transports to run (default: homa, tcp-single, tcp-pool, udp-raw).")
+    List<String> transports;
+
+    @Option(names = "--scenarios", split = ",", paramLabel = "NAME",
+            description = "Scenarios to run (default: the mode's set). Known: unloaded-100B, unloaded-1KB, unloaded-10KB, "
+                    + "unloaded-1MB, loaded-100B, loaded-100B-4clients, throughput-1MB, throughput-100B.")
+    List<String> scenarios;
+
+    @Option(names = "--repetitions", paramLabel = "N", description = "Repetitions per transport and scenario (median reported).")
+    Integer repetitions;
+
+    @Option(names = "--call-timeout", paramLabel = "SECONDS", defaultValue = "10",
+            description = "A call without a reply after this long fails its run (default: ${DEFAULT-VALUE}).")
+    int callTimeoutSeconds;
+
+    private final PrintStream stdout;
+    private final PrintStream stderr;
+    private final String commandLine;
+
+    CompareCommand(PrintStream stdout, PrintStream stderr, String commandLine) {
+        this.stdout = stdout;
+        this.stderr = stderr;
+        this.commandLine = commandLine;
+    }
+
+    /** Parses {@code args} (what follows "compare") and runs; returns the exit code. */
+    public static int execute(String[] args) {
+        return execute(args, System.out, System.err);
+    }
+
+    public static int execute(String[] args, PrintStream stdout, PrintStream stderr) {
+        String line = "java -jar homa-bench.jar compare" + (args.length == 0 ? "" : " " + String.join(" ", args));
+        CommandLine cl = new CommandLine(new CompareCommand(stdout, stderr, line));
+        cl.setOut(new PrintWriter(stdout, true));
+        cl.setErr(new PrintWriter(stderr, true));
+        cl.setCaseInsensitiveEnumValuesAllowed(true);
+        return cl.execute(args);
+    }
+
+    @Override
+    public Integer call() {
+        RunMode mode = smoke ? RunMode.SMOKE : quick ? RunMode.QUICK : RunMode.FULL;
+        int reps = repetitions != null ? repetitions : mode.repetitions();
+        if (reps < 1 || callTimeoutSeconds < 1) {
+            stderr.println("compare: --repetitions and --call-timeout must be at least 1");
+            return 2;
+        }
+        List<Transport> chosen = new ArrayList<>();
+        try {
+            for (String n : transports == null || transports.isEmpty() ? Transports.ALL : transports) {
+                chosen.add(Transports.create(n.trim()));
+            }
+        } catch (IllegalArgumentException e) {
+            stderr.println("compare: " + e.getMessage());
+            return 2;
+        }
+        List<Scenario> chosenScenarios = new ArrayList<>();
+        try {
+            if (scenarios == null || scenarios.isEmpty()) {
+                chosenScenarios.addAll(mode.scenarios());
+            } else {
+                for (String s : scenarios) {
+                    chosenScenarios.add(Scenario.byId(s.trim()));
+                }
+            }
+        } catch (IllegalArgumentException e) {
+            stderr.println("compare: " + e.getMessage());
+            return 2;
+        }
+        try {
+            Files.createDirectories(out);
+        } catch (IOException e) {
+            stderr.println("compare: cannot create output folder " + out + ": " + e);
+            return 2;
+        }
+
+        // The plan: scenario by scenario; in each repetition every transport once, in a rotated
+        // order so that no transport always runs first (cold) or last.
+        record Planned(Scenario scenario, int rep, Transport transport) { }
+        List<Planned> plan = new ArrayList<>();
+        for (Scenario s : chosenScenarios) {
+            List<Transport> applicable = new ArrayList<>();
+            for (Transport t : chosen) {
+                if (s.appliesTo(t)) {
+                    applicable.add(t);
+                }
+            }
+            for (int r = 0; r < reps; r++) {
+                for (int i = 0; i < applicable.size(); i++) {
+                    plan.add(new Planned(s, r, applicable.get((i + r) % applicable.size())));
+                }
+            }
+        }
+        Duration callTimeout = Duration.ofSeconds(callTimeoutSeconds);
+        stderr.printf(Locale.ROOT, "compare: %d runs (%s mode, %d repetitions) of %s; netty %s; output %s%n",
+                plan.size(), mode.name().toLowerCase(Locale.ROOT), reps, names(chosen), NettyIo.transportName(),
+                out.toAbsolutePath());
+        Map<String, Object> machine = MachineInfo.collect();
+
+        ScenarioRunner runner = new ScenarioRunner(mode, callTimeout);
+        long started = System.nanoTime();
+        if (!mode.jitWarmup().isZero()) {
+            for (Transport t : chosen) {
+                stderr.printf(Locale.ROOT, "compare: warming up %s (%d s, discarded)%n", t.name(), mode.jitWarmup().toSeconds());
+                runner.warmUp(t, mode.jitWarmup());
+            }
+        }
+        Map<String, List<RunResult>> byKey = new LinkedHashMap<>();
+        int width = String.valueOf(plan.size()).length();
+        long budgetEnd = started + mode.budget().toNanos();
+        for (int i = 0; i < plan.size(); i++) {
+            Planned p = plan.get(i);
+            // Budget guard: the remaining runs share what is left of the budget.
+            long planned = 0;
+            for (int j = i; j < plan.size(); j++) {
+                planned += runner.nominalDuration(plan.get(j).scenario()).toNanos();
+            }
+            long left = budgetEnd - System.nanoTime();
+            double scale = planned <= 0 ? 1.0 : Math.max(0.1, Math.min(1.0, (double) left / planned));
+            runner.setTimeScale(scale);
+            stderr.printf(Locale.ROOT, "[%" + width + "d/%d] %-21s rep %d/%d  %-10s ", i + 1, plan.size(),
+                    p.scenario().id(), p.rep() + 1, reps, p.transport().name());
+            stderr.flush();
+            RunResult r = runner.run(p.scenario(), p.transport(), p.rep());
+            byKey.computeIfAbsent(p.transport().name() + "\n" + p.scenario().id(), k -> new ArrayList<>()).add(r);
+            if (r.ok()) {
+                stderr.printf(Locale.ROOT, "p50 %8s us  p99 %8s us  p99.9 %8s us  (%d calls, %.1f s%s)%n",
+                        CompareReport.fmt(r.stats().p50us()), CompareReport.fmt(r.stats().p99us()),
+                        CompareReport.fmt(r.stats().p999us()), r.stats().samples(), r.seconds(),
+                        scale < 0.995 ? String.format(Locale.ROOT, ", time caps x%.2f to stay in budget", scale) : "");
+            } else {
+                stderr.printf(Locale.ROOT, "FAILED: %s%n", r.error());
+            }
+        }
+        double elapsed = (System.nanoTime() - started) / 1e9;
+
+        List<Summary> summaries = new ArrayList<>();
+        for (List<RunResult> runs : byKey.values()) {
+            summaries.add(Summary.of(runs.get(0).transport(), runs.get(0).scenario(), runs));
+        }
+        machine.put("mode", mode.name().toLowerCase(Locale.ROOT));
+        machine.put("repetitions", reps);
+        machine.put("elapsed_s", Math.round(elapsed * 10) / 10.0);
+        CompareReport report = new CompareReport(summaries, machine, commandLine);
+
+        stdout.println();
+        stdout.print(report.table());
+        stdout.flush();
+        Path json = out.resolve("results.json");
+        Path svg = out.resolve("latency.svg");
+        try {
+            Files.writeString(json, Json.write(report.toJson()), StandardCharsets.UTF_8);
+            String subtitle = String.format(Locale.ROOT, "%s, %s CPUs, %s, netty %s; %s mode, median of %d repetitions; %s",
+                    machine.get("cpu_model") != null ? machine.get("cpu_model") : machine.get("arch"), machine.get("cpus"),
+                    machine.get("os"), machine.get("netty_transport"), machine.get("mode"), reps, machine.get("timestamp"));
+            Files.writeString(svg, LatencyChart.svg(report, subtitle), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            stderr.println("compare: cannot write results into " + out + ": " + e);
+            return 2;
+        }
+        stderr.printf(Locale.ROOT, "compare: done in %.0f s; wrote %s and %s%n", elapsed, json, svg);
+        List<Summary> failures = report.failures();
+        if (!failures.isEmpty()) {
+            stderr.printf(Locale.ROOT, "compare: %d transport/scenario pairs had failed runs:%n", failures.size());
+            for (Summary f : failures) {
+                stderr.printf(Locale.ROOT, "  %s %s: %d of %d repetitions failed: %s%n", f.transport(), f.scenario().id(),
+                        f.repetitions() - f.succeeded(), f.repetitions(), f.error());
+            }
+            return 1;
+        }
+        return 0;
+    }
+
+    private static String names(List<Transport> ts) {
+        List<String> n = new ArrayList<>();
+        for (Transport t : ts) {
+            n.add(t.name());
+        }
+        return String.join(", ", n);
+    }
+}

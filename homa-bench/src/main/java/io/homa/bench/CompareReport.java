@@ -1,0 +1,310 @@
+package io.homa.bench;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * What {@code compare} measured, and the three ways it is shown: the text table, results.json
+ * (through {@link Json}) and the chart (through {@link LatencyChart}).
+ *
+ * <p>results.json: {@code {"results": {TRANSPORT: {SCENARIO: {"p50_us", "p99_us", "p999_us", ...}}},
+ * "ratios": {...}, "machine": {...}, "command": "..."}}. Ratios are Homa's figure divided by the
+ * baseline's (below 1: Homa is faster, for latency; above 1: Homa carries more, for throughput).
+ */
+public final class CompareReport {
+    /** A target of issue 4: the ratio {@code name} should be at most (or at least) {@code limit}. */
+    public record Target(String name, String scenario, String metric, String numerator, String denominator,
+                         double limit, boolean atMost) {
+    }
+
+    /** The targets of issue 4, measured as ratios in one run. */
+    public static final List<Target> TARGETS = List.of(
+            new Target("loaded-100B p99 homa/tcp-single", "loaded-100B", "p99", "homa", "tcp-single", 0.1, true),
+            new Target("loaded-100B p99 homa/tcp-pool", "loaded-100B", "p99", "homa", "tcp-pool", 2, true),
+            new Target("loaded-100B p99 homa loaded/unloaded", "loaded-100B", "p99", "homa", "homa@unloaded-100B", 3, true),
+            new Target("unloaded-100B p50 homa/tcp-single", "unloaded-100B", "p50", "homa", "tcp-single", 1.1, true),
+            new Target("unloaded-100B p50 homa/udp-raw", "unloaded-100B", "p50", "homa", "udp-raw", 1.5, true),
+            new Target("throughput-1MB Gbit/s homa/tcp-single", "throughput-1MB", "gbit_per_s", "homa", "tcp-single", 0.5, false));
+
+    private final Map<String, Map<Scenario, Summary>> results = new LinkedHashMap<>();
+    private final Map<String, Object> machine;
+    private final String command;
+
+    public CompareReport(List<Summary> summaries, Map<String, Object> machine, String command) {
+        for (String t : Transports.ALL) {
+            for (Summary s : summaries) {
+                if (s.transport().equals(t)) {
+                    results.computeIfAbsent(t, k -> new LinkedHashMap<>()).put(s.scenario(), s);
+                }
+            }
+        }
+        this.machine = machine;
+        this.command = command;
+    }
+
+    /** Summaries by transport (display order), then scenario. */
+    public Map<String, Map<Scenario, Summary>> results() {
+        return results;
+    }
+
+    public Map<String, Object> machine() {
+        return machine;
+    }
+
+    /** The summary of {@code transport} in {@code scenario}, if measured. */
+    public Summary get(String transport, Scenario scenario) {
+        Map<Scenario, Summary> m = results.get(transport);
+        Summary s = m == null ? null : m.get(scenario);
+        return s != null && s.measured() ? s : null;
+    }
+
+    /** Scenarios present, in the order they were run. */
+    public List<Scenario> scenarios() {
+        List<Scenario> out = new ArrayList<>();
+        for (Scenario s : Scenario.values()) {
+            for (Map<Scenario, Summary> m : results.values()) {
+                if (m.containsKey(s) && !out.contains(s)) {
+                    out.add(s);
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Summaries whose every repetition failed or that had a failed repetition. */
+    public List<Summary> failures() {
+        List<Summary> out = new ArrayList<>();
+        for (Map<Scenario, Summary> m : results.values()) {
+            for (Summary s : m.values()) {
+                if (s.error() != null) {
+                    out.add(s);
+                }
+            }
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------ results.json
+
+    /** The results.json document. */
+    public Map<String, Object> toJson() {
+        Map<String, Object> root = new LinkedHashMap<>();
+        Map<String, Object> res = new LinkedHashMap<>();
+        for (Map.Entry<String, Map<Scenario, Summary>> t : results.entrySet()) {
+            Map<String, Object> byScenario = new LinkedHashMap<>();
+            for (Summary s : t.getValue().values()) {
+                if (s.measured()) {
+                    byScenario.put(s.scenario().id(), summaryJson(s));
+                }
+            }
+            if (!byScenario.isEmpty()) {
+                res.put(t.getKey(), byScenario);
+            }
+        }
+        root.put("results", res);
+        root.put("ratios", ratios());
+        root.put("machine", machine);
+        root.put("command", command);
+        return root;
+    }
+
+    private static Map<String, Object> summaryJson(Summary s) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("p50_us", s.p50us());
+        m.put("p99_us", s.p99us());
+        m.put("p999_us", s.p999us());
+        m.put("max_us", s.maxUs());
+        m.put("mean_us", s.meanUs());
+        m.put("samples", s.samples());
+        m.put("calls_per_s", s.callsPerSecond());
+        m.put("gbit_per_s", s.gbitPerSecond());
+        if (s.scenario().kind() == Scenario.Kind.LOADED) {
+            m.put("background_gbit_per_s", s.backgroundGbit());
+        }
+        m.put("size_bytes", s.scenario().size());
+        m.put("outstanding", s.scenario().window());
+        m.put("repetitions", s.repetitions());
+        m.put("repetitions_ok", s.succeeded());
+        m.put("p99_us_per_repetition", new ArrayList<Object>(s.p99PerRepetition()));
+        if (s.error() != null) {
+            m.put("error", s.error());
+        }
+        return m;
+    }
+
+    /** The ratios object of results.json. */
+    public Map<String, Object> ratios() {
+        Map<String, Object> out = new LinkedHashMap<>();
+        for (String base : List.of(Transports.TCP_SINGLE, Transports.TCP_POOL, Transports.UDP_RAW)) {
+            Map<String, Object> r = pairRatios(Transports.HOMA, base);
+            if (!r.isEmpty()) {
+                out.put(Transports.HOMA + "/" + base, r);
+            }
+        }
+        Summary unloaded = get(Transports.HOMA, Scenario.UNLOADED_100B);
+        if (unloaded != null) {
+            Map<String, Object> r = new LinkedHashMap<>();
+            for (Scenario s : List.of(Scenario.LOADED_100B, Scenario.LOADED_100B_4CLIENTS)) {
+                Summary loaded = get(Transports.HOMA, s);
+                if (loaded != null) {
+                    r.put(s.id(), percentileRatios(loaded, unloaded));
+                }
+            }
+            if (!r.isEmpty()) {
+                out.put("homa loaded/unloaded", r);
+            }
+        }
+        Map<String, Object> tcp = pairRatios(Transports.TCP_SINGLE, Transports.TCP_POOL);
+        if (!tcp.isEmpty()) {
+            out.put("tcp-single/tcp-pool", tcp);
+        }
+        Map<String, Object> targets = new LinkedHashMap<>();
+        for (Target t : TARGETS) {
+            double v = targetValue(t);
+            if (Double.isFinite(v)) {
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("ratio", v);
+                m.put(t.atMost() ? "at_most" : "at_least", t.limit());
+                m.put("met", t.atMost() ? v <= t.limit() : v >= t.limit());
+                targets.put(t.name(), m);
+            }
+        }
+        if (!targets.isEmpty()) {
+            out.put("targets", targets);
+        }
+        return out;
+    }
+
+    private Map<String, Object> pairRatios(String num, String den) {
+        Map<String, Object> r = new LinkedHashMap<>();
+        for (Scenario s : Scenario.values()) {
+            Summary a = get(num, s);
+            Summary b = get(den, s);
+            if (a != null && b != null) {
+                Map<String, Object> m = percentileRatios(a, b);
+                if (s.kind() == Scenario.Kind.THROUGHPUT) {
+                    m.put("gbit_per_s", a.gbitPerSecond() / b.gbitPerSecond());
+                    m.put("calls_per_s", a.callsPerSecond() / b.callsPerSecond());
+                }
+                r.put(s.id(), m);
+            }
+        }
+        return r;
+    }
+
+    private static Map<String, Object> percentileRatios(Summary a, Summary b) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("p50", a.p50us() / b.p50us());
+        m.put("p99", a.p99us() / b.p99us());
+        m.put("p999", a.p999us() / b.p999us());
+        return m;
+    }
+
+    /** The measured value of a target's ratio, or NaN if a side is missing. */
+    public double targetValue(Target t) {
+        Scenario s = Scenario.byId(t.scenario());
+        Summary a = get(t.numerator(), s);
+        Summary b;
+        if (t.denominator().contains("@")) {
+            String[] p = t.denominator().split("@");
+            b = get(p[0], Scenario.byId(p[1]));
+        } else {
+            b = get(t.denominator(), s);
+        }
+        if (a == null || b == null) {
+            return Double.NaN;
+        }
+        return switch (t.metric()) {
+            case "p50" -> a.p50us() / b.p50us();
+            case "p99" -> a.p99us() / b.p99us();
+            case "gbit_per_s" -> a.gbitPerSecond() / b.gbitPerSecond();
+            default -> throw new IllegalArgumentException(t.metric());
+        };
+    }
+
+    // ------------------------------------------------------------------ text table
+
+    /** The table printed at the end of a run. */
+    public String table() {
+        StringBuilder sb = new StringBuilder();
+        String rowFormat = "%-21s %-11s %10s %10s %10s %11s %8s  %s%n";
+        sb.append(String.format(Locale.ROOT, rowFormat, "scenario", "transport", "p50 us", "p99 us", "p99.9 us",
+                "calls/s", "Gbit/s", "notes"));
+        for (Scenario sc : scenarios()) {
+            for (Map.Entry<String, Map<Scenario, Summary>> t : results.entrySet()) {
+                Summary s = t.getValue().get(sc);
+                if (s == null) {
+                    continue;
+                }
+                String notes = "";
+                if (sc.kind() == Scenario.Kind.LOADED && s.measured()) {
+                    notes = "background " + fmt(s.backgroundGbit()) + " Gbit/s";
+                }
+                if (s.succeeded() < s.repetitions()) {
+                    notes += (notes.isEmpty() ? "" : "; ") + (s.repetitions() - s.succeeded()) + "/" + s.repetitions()
+                            + " repetitions FAILED: " + s.error();
+                }
+                sb.append(String.format(Locale.ROOT, rowFormat, sc.id(), t.getKey(), fmt(s.p50us()), fmt(s.p99us()),
+                        fmt(s.p999us()), fmt(s.callsPerSecond()), fmt(s.gbitPerSecond()), notes));
+            }
+        }
+        sb.append('\n');
+        if (!results.containsKey(Transports.HOMA)) {
+            sb.append("Homa/TCP ratios: homa was not measured.\n");
+            Object tcp = ratios().get("tcp-single/tcp-pool");
+            if (tcp instanceof Map<?, ?> m && !m.isEmpty()) {
+                sb.append(ratioTable("tcp-single/tcp-pool", m));
+            }
+            return sb.toString();
+        }
+        for (Map.Entry<String, Object> e : ratios().entrySet()) {
+            if (!e.getKey().equals("targets") && e.getValue() instanceof Map<?, ?> m) {
+                sb.append(ratioTable(e.getKey(), m));
+            }
+        }
+        sb.append("Targets of issue 4 (ratios measured in this run):\n");
+        for (Target t : TARGETS) {
+            double v = targetValue(t);
+            sb.append(String.format(Locale.ROOT, "  %-40s %8s   %s %s  %s%n", t.name(), fmt(v),
+                    t.atMost() ? "at most" : "at least", fmt(t.limit()),
+                    !Double.isFinite(v) ? "not measured" : (t.atMost() ? v <= t.limit() : v >= t.limit()) ? "met" : "MISSED"));
+        }
+        return sb.toString();
+    }
+
+    private static String ratioTable(String title, Map<?, ?> byScenario) {
+        StringBuilder sb = new StringBuilder();
+        sb.append(String.format(Locale.ROOT, "%-21s %8s %8s %8s %8s%n", title, "p50", "p99", "p99.9", "Gbit/s"));
+        for (Map.Entry<?, ?> e : byScenario.entrySet()) {
+            Map<?, ?> m = (Map<?, ?>) e.getValue();
+            sb.append(String.format(Locale.ROOT, "  %-19s %8s %8s %8s %8s%n", e.getKey(), fmt(m.get("p50")),
+                    fmt(m.get("p99")), fmt(m.get("p999")), fmt(m.get("gbit_per_s"))));
+        }
+        sb.append('\n');
+        return sb.toString();
+    }
+
+    static String fmt(Object o) {
+        if (!(o instanceof Number n)) {
+            return "-";
+        }
+        double v = n.doubleValue();
+        if (!Double.isFinite(v)) {
+            return "-";
+        }
+        double a = Math.abs(v);
+        if (a >= 10_000) {
+            return String.format(Locale.ROOT, "%.0f", v);
+        }
+        if (a >= 100) {
+            return String.format(Locale.ROOT, "%.1f", v);
+        }
+        if (a >= 1) {
+            return String.format(Locale.ROOT, "%.2f", v);
+        }
+        return String.format(Locale.ROOT, "%.3f", v);
+    }
+}

@@ -1,0 +1,74 @@
+package io.homa.bench;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** What results.json says about the machine and the conditions of the run. */
+public final class MachineInfo {
+    private MachineInfo() {
+    }
+
+    public static Map<String, Object> collect() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version"));
+        m.put("arch", System.getProperty("os.arch"));
+        m.put("cpus", Runtime.getRuntime().availableProcessors());
+        String cpu = cpuModel();
+        if (cpu != null) {
+            m.put("cpu_model", cpu);
+        }
+        m.put("memory_gib", Math.round(totalMemoryGib() * 10) / 10.0);
+        m.put("java", System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version"));
+        m.put("netty_transport", NettyIo.transportName());
+        Integer mtu = loopbackMtu();
+        if (mtu != null) {
+            m.put("loopback_mtu", mtu);
+        }
+        m.put("load_average_at_start", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+        m.put("timestamp", Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());
+        return m;
+    }
+
+    private static String cpuModel() {
+        try {
+            List<String> lines = Files.readAllLines(Path.of("/proc/cpuinfo"), StandardCharsets.UTF_8);
+            for (String l : lines) {
+                if (l.startsWith("model name")) {
+                    return l.substring(l.indexOf(':') + 1).trim();
+                }
+            }
+        } catch (IOException | RuntimeException ignored) {
+            // not Linux
+        }
+        return null;
+    }
+
+    private static double totalMemoryGib() {
+        try {
+            for (String l : Files.readAllLines(Path.of("/proc/meminfo"), StandardCharsets.UTF_8)) {
+                if (l.startsWith("MemTotal:")) {
+                    return Long.parseLong(l.replaceAll("[^0-9]", "")) / 1024.0 / 1024.0;
+                }
+            }
+        } catch (IOException | RuntimeException ignored) {
+            // not Linux
+        }
+        return Runtime.getRuntime().maxMemory() / (1024.0 * 1024 * 1024);
+    }
+
+    private static Integer loopbackMtu() {
+        try {
+            return Integer.parseInt(Files.readString(Path.of("/sys/class/net/lo/mtu")).trim());
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+}

@@ -1,0 +1,37 @@
+package io.homa.bench;
+
+import java.util.Arrays;
+
+/**
+ * The entry point of {@code homa-bench.jar}: {@code compare ...} runs the comparison command;
+ * anything else goes to JMH's own command line (a benchmark regex and JMH options, {@code -h} for
+ * JMH's help, {@code -l} to list the benchmarks).
+ */
+public final class Main {
+    private Main() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args.length > 0 && args[0].equals("compare")) {
+            System.exit(CompareCommand.execute(Arrays.copyOfRange(args, 1, args.length)));
+        }
+        if (args.length == 0 || args[0].equals("help") || args[0].equals("--help")) {
+            System.out.print(usage());
+            return;
+        }
+        org.openjdk.jmh.Main.main(args);
+    }
+
+    static String usage() {
+        return """
+                Usage:
+                  java -jar homa-bench.jar compare [--quick] [--out DIR] [--transports a,b] [--scenarios x,y]
+                      Homa vs TCP vs raw UDP on this host: a table, DIR/results.json and DIR/latency.svg.
+                      (java -jar homa-bench.jar compare --help for every option)
+                  java -jar homa-bench.jar <JMH regex> [JMH options]
+                      JMH benchmarks, e.g.  java -jar homa-bench.jar UnloadedLatency -f1 -wi 2 -i 3
+                      -l lists them, -h shows JMH's options, -prof gc reports allocation per call.
+                      (Running every benchmark takes a long time: give a regex, e.g. '.*' deliberately.)
+                """;
+    }
+}

@@ -1,0 +1,84 @@
+package io.homa.bench;
+
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollDatagramChannel;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.DatagramChannel;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioDatagramChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The Netty runtime shared by the baselines: epoll when the native transport loads (as homa-netty
+ * uses), NIO otherwise. {@code -Dio.netty.transport.noNative=true} forces NIO.
+ */
+public final class NettyIo {
+    private static final Logger LOG = LoggerFactory.getLogger(NettyIo.class);
+    private static final AtomicBoolean REPORTED = new AtomicBoolean();
+
+    /** Every benchmark socket binds here: traffic never leaves the host. */
+    public static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
+
+    private NettyIo() {
+    }
+
+    /** Whether the epoll transport is in use. */
+    public static boolean epoll() {
+        boolean available = Epoll.isAvailable();
+        if (!available && REPORTED.compareAndSet(false, true)) {
+            LOG.warn("epoll unavailable, the baselines use NIO: {}", String.valueOf(Epoll.unavailabilityCause()));
+        }
+        return available;
+    }
+
+    /** "epoll" or "nio". */
+    public static String transportName() {
+        return epoll() ? "epoll" : "nio";
+    }
+
+    /** 127.0.0.1 with an ephemeral port. */
+    public static InetSocketAddress anyLoopbackPort() {
+        return new InetSocketAddress(LOOPBACK, 0);
+    }
+
+    /** A group of {@code threads} event loops on daemon threads named {@code name-N}. */
+    public static EventLoopGroup newGroup(int threads, String name) {
+        IoHandlerFactory factory = epoll() ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
+        return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(name, true), factory);
+    }
+
+    public static Class<? extends SocketChannel> socketChannel() {
+        return epoll() ? EpollSocketChannel.class : NioSocketChannel.class;
+    }
+
+    public static Class<? extends ServerChannel> serverSocketChannel() {
+        return epoll() ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+    }
+
+    public static Class<? extends DatagramChannel> datagramChannel() {
+        return epoll() ? EpollDatagramChannel.class : NioDatagramChannel.class;
+    }
+
+    /** Stops a group without a quiet period and waits (bounded) for its threads to end. */
+    public static void shutdown(EventLoopGroup group) {
+        if (group != null) {
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+        }
+    }
+}

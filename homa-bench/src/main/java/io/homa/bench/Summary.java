@@ -1,0 +1,58 @@
+package io.homa.bench;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The repetitions of one transport in one scenario, summarised: each figure is the median of the
+ * successful repetitions' figures (so p99 is the median of the repetitions' p99s).
+ */
+public record Summary(String transport, Scenario scenario, int repetitions, int succeeded,
+                      double p50us, double p99us, double p999us, double maxUs, double meanUs, double samples,
+                      double callsPerSecond, double gbitPerSecond, double backgroundGbit,
+                      List<Double> p99PerRepetition, String error) {
+
+    public static Summary of(String transport, Scenario scenario, List<RunResult> runs) {
+        List<RunResult> ok = new ArrayList<>();
+        String error = null;
+        for (RunResult r : runs) {
+            if (r.ok()) {
+                ok.add(r);
+            } else if (error == null) {
+                error = r.error();
+            }
+        }
+        List<Double> p99s = new ArrayList<>();
+        for (RunResult r : ok) {
+            p99s.add(r.stats().p99us());
+        }
+        return new Summary(transport, scenario, runs.size(), ok.size(),
+                median(ok, r -> r.stats().p50us()), median(ok, r -> r.stats().p99us()),
+                median(ok, r -> r.stats().p999us()), median(ok, r -> r.stats().maxUs()),
+                median(ok, r -> r.stats().meanUs()), median(ok, r -> r.stats().samples()),
+                median(ok, RunResult::callsPerSecond), median(ok, RunResult::gbitPerSecond),
+                median(ok, RunResult::backgroundGbit), p99s, error);
+    }
+
+    /** Whether at least one repetition succeeded. */
+    public boolean measured() {
+        return succeeded > 0;
+    }
+
+    static double median(List<RunResult> runs, ToDoubleFunction<RunResult> f) {
+        double[] v = runs.stream().mapToDouble(f).filter(Double::isFinite).toArray();
+        return median(v);
+    }
+
+    static double median(double[] v) {
+        if (v.length == 0) {
+            return Double.NaN;
+        }
+        double[] s = v.clone();
+        Arrays.sort(s);
+        int n = s.length;
+        return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    }
+}

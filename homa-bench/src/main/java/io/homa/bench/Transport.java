@@ -1,0 +1,27 @@
+package io.homa.bench;
+
+import java.net.InetSocketAddress;
+
+/**
+ * One way of moving RPCs, as compared by the benchmarks: a factory of echo servers and of clients
+ * for them. Every server and client it makes binds to 127.0.0.1 and has its own I/O thread(s), so
+ * that a client and a server in one process behave like two processes on one host.
+ */
+public interface Transport {
+    /** The name used on the command line and in results.json: homa, tcp-single, tcp-pool, udp-raw. */
+    String name();
+
+    /** The largest request (and so reply) this transport carries, in bytes. */
+    int maxMessageLength();
+
+    /** Starts an echo server on 127.0.0.1 and an ephemeral port. */
+    EchoServer startServer();
+
+    /** Starts a client of the server at {@code server}. */
+    EchoClient connect(InetSocketAddress server);
+
+    /** Whether a request of {@code size} bytes fits this transport. */
+    default boolean supports(int size) {
+        return size >= 0 && size <= maxMessageLength();
+    }
+}

@@ -1,0 +1,32 @@
+package io.homa.bench;
+
+import java.util.List;
+
+/** The transports the benchmarks compare, by name. */
+public final class Transports {
+    public static final String HOMA = "homa";
+    public static final String TCP_SINGLE = "tcp-single";
+    public static final String TCP_POOL = "tcp-pool";
+    public static final String UDP_RAW = "udp-raw";
+
+    /** Every transport name, in the order results are shown. */
+    public static final List<String> ALL = List.of(HOMA, TCP_SINGLE, TCP_POOL, UDP_RAW);
+
+    private Transports() {
+    }
+
+    /**
+     * The transport called {@code name}.
+     *
+     * @throws IllegalArgumentException if there is none
+     */
+    public static Transport create(String name) {
+        return switch (name) {
+            case HOMA -> new HomaTransport();
+            case TCP_SINGLE -> TcpTransport.single();
+            case TCP_POOL -> TcpTransport.pool();
+            case UDP_RAW -> new UdpTransport();
+            default -> throw new IllegalArgumentException("unknown transport '" + name + "' (known: " + String.join(", ", ALL) + ")");
+        };
+    }
+}
