@@ -49,6 +49,27 @@ public final class HomaConfig {
      * about 60 ms when an overloaded server drops requests; 100 matches the 1 s silence timeout.
      */
     public static final int DEFAULT_MAX_RESTARTS = 100;
+    /** The grant budget used with a large MTU (loopback) unless one is chosen: 2,400,000 bytes. */
+    public static final int LARGE_MTU_MAX_INCOMING = 2_400_000;
+
+    /**
+     * The MTU to use for a socket bound to {@code bind}: its interface's MTU (at most 65,535, the
+     * largest IPv4 datagram), or 1,500 for the wildcard address or when it cannot be read.
+     */
+    static int interfaceMtu(InetSocketAddress bind) {
+        try {
+            java.net.InetAddress a = bind.getAddress();
+            if (a == null || a.isAnyLocalAddress()) {
+                return 1_500;
+            }
+            java.net.NetworkInterface ni = java.net.NetworkInterface.getByInetAddress(a);
+            int mtu = ni == null ? -1 : ni.getMTU();
+            return mtu < 576 ? 1_500 : Math.min(mtu, 65_535);
+        } catch (java.io.IOException | RuntimeException e) {
+            return 1_500;
+        }
+    }
+
     /** Linux Homa's mapping of a priority level to the IP TOS byte: {@code level << 5}. */
     private static final int[] LINUX_TOS = {0x00, 0x20, 0x40, 0x60, 0x80, 0xa0, 0xc0, 0xe0};
 
@@ -118,6 +139,8 @@ public final class HomaConfig {
         Builder b = new Builder();
         b.bindAddress = bindAddress;
         b.protocol = protocol.toBuilder();
+        b.mtuChosen = true; // already resolved for this config's bind address
+        b.budgetChosen = true;
         b.defaultDeadline = defaultDeadline;
         b.requestTimeout = requestTimeout;
         b.eventLoops = eventLoops;
@@ -252,6 +275,11 @@ public final class HomaConfig {
         private FaultModel dataFaults = FaultModel.NONE;
         private FaultModel controlFaults = FaultModel.NONE;
 
+        /** Whether the MTU (or the whole protocol config) was set explicitly. */
+        private boolean mtuChosen;
+        /** Whether maxIncoming (or the whole protocol config) was set explicitly. */
+        private boolean budgetChosen;
+
         private Builder() {
         }
 
@@ -266,20 +294,26 @@ public final class HomaConfig {
          */
         public Builder protocol(EngineConfig v) {
             this.protocol = Objects.requireNonNull(v, "protocol").toBuilder();
+            this.mtuChosen = true;
+            this.budgetChosen = true;
             return this;
         }
 
         /**
-         * Largest IP datagram on the path (default 1500). Every peer must use the same value or a
-         * smaller one. On loopback, 65535 is fastest (one datagram carries about 64 KB).
+         * Largest IP datagram on the path. By default it follows the MTU of the interface of the
+         * bind address, read when the config is built: 65,535 (the UDP limit) on loopback, the
+         * interface's MTU (e.g. 1,500 on Ethernet) for a specific address, and 1,500 for the
+         * wildcard address (the path is unknown). Every peer must use the same value or a smaller
+         * one. With a large MTU and no {@link #maxIncoming} of your own, the grant budget is
+         * raised to {@link #LARGE_MTU_MAX_INCOMING} so that several 64 KB segments fit a window.
          */
-        public Builder mtu(int v) { protocol.mtu(v); return this; }
+        public Builder mtu(int v) { protocol.mtu(v); mtuChosen = true; return this; }
         /** Largest request or response in bytes (default 64 MiB). */
         public Builder maxMessageLength(int v) { protocol.maxMessageLength(v); return this; }
         /** Bytes of each message sent before any grant (default 40,000). */
         public Builder unscheduledBytes(int v) { protocol.unscheduledBytes(v); return this; }
         /** Receiver: bytes granted but not yet received, over all messages (default 400,000). */
-        public Builder maxIncoming(int v) { protocol.maxIncoming(v); return this; }
+        public Builder maxIncoming(int v) { protocol.maxIncoming(v); budgetChosen = true; return this; }
         /** Receiver: messages granted at once (default 8). */
         public Builder maxOvercommit(int v) { protocol.maxOvercommit(v); return this; }
         /** Unscheduled priority cutoffs, index = level (default Linux Homa's). */
@@ -417,6 +451,13 @@ public final class HomaConfig {
             check(dataFaults != null && controlFaults != null, "fault models must not be null (use FaultModel.NONE)");
             EngineConfig engine;
             try {
+                if (!mtuChosen) {
+                    int mtu = interfaceMtu(bindAddress);
+                    protocol.mtu(mtu);
+                    if (!budgetChosen && mtu > 9_000) {
+                        protocol.maxIncoming(LARGE_MTU_MAX_INCOMING);
+                    }
+                }
                 engine = protocol.build();
                 if (bindAddress.getAddress() instanceof Inet6Address
                         && engine.ipUdpOverhead == WireFormat.IPV4_UDP_OVERHEAD) {

@@ -17,23 +17,19 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <li>{@code inlineExecution(true)}: the echo handler runs and call futures complete on the event
  *     loop, as the baselines' do (the default hands each off to an executor thread: one more
  *     wake-up per RPC, tens of microseconds on a small machine). The handler never blocks.</li>
- * <li>{@code maxCallsPerServer(64)}: the throughput scenarios keep up to 64 calls outstanding;
- *     the default (8) would queue the rest inside the client socket.</li>
  * </ul>
- * The system property {@code homa.bench.mtu} (e.g. 9000) sets Homa's MTU (default: Homa's own,
- * 1,500); {@code homa.bench.busyPoll=true} makes the event loops spin.
+ * The MTU follows the interface (65,535 on loopback, as HomaConfig does by default); the system
+ * property {@code homa.bench.mtu} (e.g. 1500) overrides it; {@code homa.bench.busyPoll=true} makes
+ * the event loops spin.
  */
 public final class HomaTransport implements Transport {
-    /** Calls one client keeps outstanding to one server at most in the benchmarks. */
-    static final int MAX_CALLS_PER_SERVER = 64;
 
     private final HomaConfig config;
 
     public HomaTransport() {
         HomaConfig.Builder b = HomaConfig.builder()
                 .bindAddress(NettyIo.anyLoopbackPort())
-                .inlineExecution(true)
-                .maxCallsPerServer(MAX_CALLS_PER_SERVER);
+                .inlineExecution(true);
         Integer mtu = Integer.getInteger("homa.bench.mtu");
         if (mtu != null) {
             b.mtu(mtu);
