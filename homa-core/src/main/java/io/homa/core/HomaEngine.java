@@ -352,10 +352,6 @@ public final class HomaEngine {
             return;
         }
         counters[Counter.BYTES_RECEIVED.ordinal()] += datagram.remaining();
-        Peer known = peers.get(from);
-        if (known != null) {
-            known.heardTick = tick; // the peer is alive, whatever this packet is about
-        }
         switch (pkt.type) {
             case DATA -> {
                 counters[Counter.PACKETS_RECEIVED_DATA.ordinal()]++;
@@ -508,6 +504,7 @@ public final class HomaEngine {
             }
         }
         rpc.silentTicks = 0;
+        rpc.peer.heardTick = tick; // the peer is alive
         if (pkt.ackId != 0) {
             acknowledged(from, pkt.ackId);
         }
@@ -588,9 +585,15 @@ public final class HomaEngine {
                 lookupWrongPeer = true; // someone else's RPC: never act on it
                 return null;
             }
+            if (rpc != null) {
+                rpc.peer.heardTick = tick; // the peer is alive
+            }
             return rpc;
         }
         Peer peer = peers.get(from);
+        if (peer != null) {
+            peer.heardTick = tick;
+        }
         return peer == null ? null : peer.serverRpcs.get(senderId);
     }
 
