@@ -26,9 +26,10 @@ final class OutgoingMessage {
 
     // Ranges to retransmit (start, end, priority), a small ring.
     private static final int MAX_RETRANSMITS = 8;
-    private final int[] rtStart = new int[MAX_RETRANSMITS];
-    private final int[] rtEnd = new int[MAX_RETRANSMITS];
-    private final int[] rtPriority = new int[MAX_RETRANSMITS];
+    // Allocated at the first RESEND: most messages are never retransmitted.
+    private int[] rtStart;
+    private int[] rtEnd;
+    private int[] rtPriority;
     private int rtHead;
     private int rtCount;
 
@@ -74,6 +75,11 @@ final class OutgoingMessage {
     void queueRetransmit(int start, int end, int priority) {
         if (start >= end) {
             return;
+        }
+        if (rtStart == null) {
+            rtStart = new int[MAX_RETRANSMITS];
+            rtEnd = new int[MAX_RETRANSMITS];
+            rtPriority = new int[MAX_RETRANSMITS];
         }
         // Absorb every queued range the new one overlaps or touches, then queue the union.
         int kept = 0;
