@@ -15,6 +15,9 @@ public final class Main {
         if (args.length > 0 && args[0].equals("compare")) {
             System.exit(CompareCommand.execute(Arrays.copyOfRange(args, 1, args.length)));
         }
+        if (io.homa.bench.load.LoadCommands.handles(args)) {
+            System.exit(io.homa.bench.load.LoadCommands.execute(args));
+        }
         if (args.length == 0 || args[0].equals("help") || args[0].equals("--help")) {
             System.out.print(usage());
             return;
@@ -32,6 +35,6 @@ public final class Main {
                       JMH benchmarks, e.g.  java -jar homa-bench.jar UnloadedLatency -f1 -wi 2 -i 3
                       -l lists them, -h shows JMH's options, -prof gc reports allocation per call.
                       (Running every benchmark takes a long time: give a regex, e.g. '.*' deliberately.)
-                """;
+                """ + io.homa.bench.load.LoadCommands.usage();
     }
 }
