@@ -19,8 +19,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *     wake-up per RPC, tens of microseconds on a small machine). The handler never blocks.</li>
  * </ul>
  * The MTU follows the interface (65,535 on loopback, as HomaConfig does by default); the system
- * property {@code homa.bench.mtu} (e.g. 1500) overrides it; {@code homa.bench.busyPoll=true} makes
- * the event loops spin.
+ * property {@code homa.bench.mtu} (e.g. 1500) overrides it, {@code homa.bench.maxIncoming} sets the
+ * receiver's grant budget; {@code homa.bench.busyPoll=true} makes the event loops spin.
  */
 public final class HomaTransport implements Transport {
 
@@ -33,6 +33,10 @@ public final class HomaTransport implements Transport {
         Integer mtu = Integer.getInteger("homa.bench.mtu");
         if (mtu != null) {
             b.mtu(mtu);
+        }
+        Integer maxIncoming = Integer.getInteger("homa.bench.maxIncoming");
+        if (maxIncoming != null) {
+            b.maxIncoming(maxIncoming);
         }
         if (Boolean.getBoolean("homa.bench.busyPoll")) {
             b.busyPoll(true);
