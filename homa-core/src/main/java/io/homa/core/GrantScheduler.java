@@ -1,6 +1,5 @@
 package io.homa.core;
 
-import java.util.ArrayList;
 import java.util.Comparator;
 
 /**
@@ -23,7 +22,9 @@ final class GrantScheduler {
     private final EngineConfig cfg;
     private final int minIncrement;
     private final int scheduledLevels;
-    private final ArrayList<IncomingMessage> grantable = new ArrayList<>();
+    /** Messages that still need grants, kept ranked (best first) between calls. */
+    private IncomingMessage[] grantable = new IncomingMessage[16];
+    private int count;
     private final IncomingMessage[] active;
     /** Bytes granted (or unscheduled) but not yet received, over all live incoming messages. */
     long totalIncoming;
@@ -40,19 +41,28 @@ final class GrantScheduler {
     void add(IncomingMessage m) {
         if (!m.grantable && m.granted < m.length) {
             m.grantable = true;
-            grantable.add(m);
+            if (count == grantable.length) {
+                grantable = java.util.Arrays.copyOf(grantable, count * 2);
+            }
+            grantable[count++] = m;
         }
     }
 
     void remove(IncomingMessage m) {
         if (m.grantable) {
             m.grantable = false;
-            grantable.remove(m);
+            for (int i = 0; i < count; i++) {
+                if (grantable[i] == m) {
+                    System.arraycopy(grantable, i + 1, grantable, i, count - i - 1);
+                    grantable[--count] = null;
+                    break;
+                }
+            }
         }
     }
 
     int size() {
-        return grantable.size();
+        return count;
     }
 
     /** Scheduled priority for the message ranked {@code rank} (0 best) among {@code n} granted. */
@@ -62,10 +72,10 @@ final class GrantScheduler {
 
     /** Issues every grant that the current state allows. */
     void schedule(Sink sink) {
-        if (grantable.isEmpty()) {
+        if (count == 0) {
             return;
         }
-        grantable.sort(RANK);
+        rank();
         int n = pickActive();
         // Never less than a segment: a smaller window could never be granted (see below).
         long window = Math.max(minIncrement, cfg.grantWindow > 0 ? cfg.grantWindow : cfg.maxIncoming / (n + 1));
@@ -98,7 +108,8 @@ final class GrantScheduler {
     /** Grants the oldest message one FIFO increment; false if none could be given now. */
     private boolean grantOldest(Sink sink) {
         IncomingMessage oldest = null;
-        for (IncomingMessage m : grantable) {
+        for (int i = 0; i < count; i++) {
+            IncomingMessage m = grantable[i];
             if (m.granted < m.length && (oldest == null || m.seq < oldest.seq)) {
                 oldest = m;
             }
@@ -126,18 +137,35 @@ final class GrantScheduler {
         sink.grant(m, newGranted, priority);
     }
 
+    /**
+     * Restores the ranking. Between two calls only a few keys change (bytes arrived for one
+     * message, a new message was appended), so an insertion sort is linear here and allocates
+     * nothing, unlike a general sort.
+     */
+    private void rank() {
+        for (int i = 1; i < count; i++) {
+            IncomingMessage m = grantable[i];
+            int j = i - 1;
+            while (j >= 0 && RANK.compare(grantable[j], m) > 0) {
+                grantable[j + 1] = grantable[j];
+                j--;
+            }
+            grantable[j + 1] = m;
+        }
+    }
+
     /** Fills {@link #active} from the ranked list: one message per peer first, then the rest. */
     private int pickActive() {
         int n = 0;
         int limit = active.length;
-        for (int i = 0; i < grantable.size() && n < limit; i++) {
-            IncomingMessage m = grantable.get(i);
+        for (int i = 0; i < count && n < limit; i++) {
+            IncomingMessage m = grantable[i];
             if (!peerTaken(m.rpc.peer, n)) {
                 active[n++] = m;
             }
         }
-        for (int i = 0; i < grantable.size() && n < limit; i++) {
-            IncomingMessage m = grantable.get(i);
+        for (int i = 0; i < count && n < limit; i++) {
+            IncomingMessage m = grantable[i];
             if (!taken(m, n)) {
                 active[n++] = m;
             }
