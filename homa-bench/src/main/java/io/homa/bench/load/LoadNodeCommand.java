@@ -47,7 +47,8 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
     @Option(names = "--servers", split = ",", paramLabel = "ADDR:PORT", description = "All servers (this node's own address is skipped).") List<String> servers = new ArrayList<>();
     @Option(names = "--workload", defaultValue = "w4", description = "w1..w5 or fixed:N (default ${DEFAULT-VALUE})") String workload;
     @Option(names = "--truncate", paramLabel = "BYTES", defaultValue = "0", description = "Cap message sizes (0: none).") int truncate;
-    @Option(names = "--gbps", defaultValue = "0.1", description = "Offered request data rate of this client, Gbit/s (default ${DEFAULT-VALUE}).") double gbps;
+    @Option(names = "--gbps", defaultValue = "0.1", description = "Offered load of this host on its uplink, Gbit/s, counting headers and the responses it serves (default ${DEFAULT-VALUE}).") double gbps;
+    @Option(names = "--payload-only-load", description = "Count only request payload in --gbps (the first version's definition; overloads links with small messages).") boolean payloadOnlyLoad;
     @Option(names = "--duration", defaultValue = "30s", description = "Measured sending time (default ${DEFAULT-VALUE}).") String duration;
     @Option(names = "--warmup", defaultValue = "3s", description = "Sending time before measuring (default ${DEFAULT-VALUE}).") String warmup;
     @Option(names = "--drain", defaultValue = "10s", description = "Longest wait for outstanding calls after sending stops (default ${DEFAULT-VALUE}).") String drain;
@@ -249,7 +250,10 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
 
     private int runClient(LoadTransport transport, List<InetSocketAddress> peers, SizeDistribution sizes,
                           long t0, Duration warm, Duration dur, Duration drn) throws IOException {
-        double rate = gbps * 1e9 / (8 * sizes.mean()); // calls per second
+        // Calls per second. Every host calls and serves alike, so its uplink carries its requests and
+        // the responses to as many incoming calls, each with its headers.
+        double bytesPerCall = payloadOnlyLoad ? sizes.mean() : sizes.meanWireBytesPerRpc(oneWay ? 100 : -1);
+        double rate = gbps * 1e9 / (8 * bytesPerCall);
         LoadRecorder rec = new LoadRecorder(sizes, baseRttUs, linkGbps);
         SplittableRandom random = new SplittableRandom(seed * 0x9E3779B97F4A7C15L ^ (bind == null ? 0 : bind.hashCode()));
         long measureStart = t0 + warm.toNanos();
@@ -317,6 +321,7 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
         settings.put("meanLength", sizes.mean());
         settings.put("gbps", gbps);
         settings.put("callsPerSecond", rate);
+        settings.put("loadCountsWireBytes", !payloadOnlyLoad);
         settings.put("durationS", seconds);
         settings.put("warmupS", warm.toNanos() / 1e9);
         settings.put("drainS", drn.toNanos() / 1e9);

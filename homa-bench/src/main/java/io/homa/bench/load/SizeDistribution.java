@@ -23,6 +23,8 @@ public final class SizeDistribution {
     private final int[] bucketMax;
     private final double[] bucketCdf;
     private final double mean;
+    /** Mean message size with headers on the wire. */
+    private final double meanWire;
     private final int smallest;
 
     private SizeDistribution(String name, Workload workload, int fixed, int truncate) {
@@ -39,14 +41,17 @@ public final class SizeDistribution {
         SplittableRandom r = new SplittableRandom(12345);
         long[] atOrBelow = new long[10];
         double sum = 0;
+        double wireSum = 0;
         int min = Integer.MAX_VALUE;
         for (int i = 0; i < PROBE_SAMPLES; i++) {
             int len = sample(r);
             sum += len;
+            wireSum += wireBytes(len);
             min = Math.min(min, len);
             atOrBelow[bucket(len)]++;
         }
         mean = sum / PROBE_SAMPLES;
+        meanWire = wireSum / PROBE_SAMPLES;
         smallest = min;
         bucketCdf = new double[10];
         long acc = 0;
@@ -87,6 +92,24 @@ public final class SizeDistribution {
     }
 
     /** Mean message length, bytes. */
+    /** Bytes of IP, UDP and Homa DATA headers in front of each (at most 1,432-byte) segment. */
+    static final int WIRE_HEADER = 68;
+    static final int WIRE_SEGMENT = 1_432;
+
+    /** Bytes a message of {@code length} occupies on a 1,500-byte-MTU link, headers included. */
+    public static double wireBytes(double length) {
+        return length + Math.max(1, Math.ceil(length / WIRE_SEGMENT)) * WIRE_HEADER;
+    }
+
+    /**
+     * Mean bytes one RPC puts on a host's uplink when every host both calls and serves: its request
+     * with headers, plus the response it sends for one incoming call ({@code responseLength}, or the
+     * request's own length when negative: an echo).
+     */
+    public double meanWireBytesPerRpc(int responseLength) {
+        return meanWire + (responseLength < 0 ? meanWire : wireBytes(responseLength));
+    }
+
     public double mean() {
         return mean;
     }
