@@ -41,6 +41,28 @@ public final class HomaLoadTransport implements LoadTransport {
         }
     }
 
+    @Override
+    public java.util.Map<String, Object> metrics() {
+        io.homa.HomaMetrics m = socket.metrics();
+        java.util.Map<String, Object> out = new java.util.LinkedHashMap<>();
+        for (io.homa.core.Counter c : io.homa.core.Counter.values()) {
+            if (m.counter(c) != 0) {
+                out.put(c.name(), m.counter(c));
+            }
+        }
+        for (io.homa.HomaMetrics.Shell c : io.homa.HomaMetrics.Shell.values()) {
+            if (m.shell(c) != 0) {
+                out.put("shell." + c.name(), m.shell(c));
+            }
+        }
+        m.dropsByReason().forEach((r, n) -> {
+            if (n != 0) {
+                out.put("drop." + r.name(), n);
+            }
+        });
+        return out;
+    }
+
     public InetSocketAddress localAddress() {
         return socket.localAddress();
     }

@@ -360,6 +360,7 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
         m.put("node", bind);
         m.put("settings", settings);
         m.put("summary", summary);
+        m.put("transportMetrics", transport.metrics());
         m.put("buckets", buckets);
         if (out != null) {
             write(out, m);

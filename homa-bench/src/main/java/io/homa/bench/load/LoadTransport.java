@@ -14,6 +14,11 @@ public interface LoadTransport extends AutoCloseable {
      */
     CompletableFuture<Integer> call(InetSocketAddress server, int length, int responseLength);
 
+    /** The transport's own counters (for Homa: the engine's and the shell's), for the results. */
+    default java.util.Map<String, Object> metrics() {
+        return java.util.Map.of();
+    }
+
     /** Stops serving and calling; pending calls fail. */
     @Override
     void close();
