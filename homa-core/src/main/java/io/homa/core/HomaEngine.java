@@ -680,6 +680,7 @@ public final class HomaEngine {
         counters[Counter.REQUEST_RESTARTS.ordinal()]++;
         if (rpc.in != null) {
             releaseIncoming(rpc);
+            grants.schedule(grantSink); // the freed budget may unblock another message
         }
         senders.remove(rpc.out);
         rpc.out.restart();
