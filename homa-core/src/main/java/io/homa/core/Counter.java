@@ -38,6 +38,8 @@ public enum Counter {
     RPC_LIMIT_REFUSALS,
     /** {@code startRequest} or {@code respond} refused because {@code maxOutgoingBytes} would be exceeded. */
     OUTGOING_LIMIT_REFUSALS,
+    /** Requests being received whose memory went to a better-ranked message (their clients restart). */
+    MEMORY_EVICTIONS,
     /** Timer ticks run. */
     TICKS;
 

@@ -463,15 +463,23 @@ public final class HomaEngine {
         // Memory this packet may take (chunks and bookkeeping), checked against both buffer limits.
         long need = newMessage ? IncomingMessage.footprintOfNew(length, offset, n) : in.footprintGrowthFor(offset, n);
         if (need > 0) {
-            if (bufferedBytes + need > cfg.maxBufferedBytes) {
-                drop(DropReason.BUFFER_LIMIT);
-                return;
+            // Over a limit, the memory goes to the better-ranked message (SRPT): a partly received
+            // message that ranks worse is evicted, so that partial messages can never hold all the
+            // memory while each waits for more (a deadlock with no timeout, as the peer stays alive).
+            long remaining = newMessage ? length : in.remaining();
+            long rankSeq = newMessage ? Long.MAX_VALUE : in.seq;
+            while (bufferedBytes + need > cfg.maxBufferedBytes) {
+                if (!evictWorse(null, remaining, rankSeq, in)) {
+                    drop(DropReason.BUFFER_LIMIT);
+                    return;
+                }
             }
             Peer owner = fresh ? peers.get(from) : rpc.peer;
-            long peerBuffered = owner == null ? 0 : owner.bufferedBytes;
-            if (peerBuffered + need > cfg.maxBufferedBytesPerPeer) {
-                drop(DropReason.PEER_BUFFER_LIMIT);
-                return;
+            while (owner != null && owner.bufferedBytes + need > cfg.maxBufferedBytesPerPeer) {
+                if (!evictWorse(owner, remaining, rankSeq, in)) {
+                    drop(DropReason.PEER_BUFFER_LIMIT);
+                    return;
+                }
             }
         }
         // The packet is acceptable: only now create what it needs.
@@ -534,6 +542,50 @@ public final class HomaEngine {
     }
 
     /** Forgets the RPC's incoming message: out of the scheduler, its budget and memory released. */
+    /** Scratch for {@link #evictWorse}: the worst-ranked evictable message found so far. */
+    private IncomingMessage evictCandidate;
+    private IncomingMessage evictSelf;
+
+    /**
+     * Frees the worst-ranked request being received (from {@code scope}, or from any peer) if it
+     * ranks below a message with {@code remaining} bytes to go and arrival {@code seq}. Its client
+     * hears RPC_UNKNOWN at its next RESEND and restarts the request; nothing was delivered, so
+     * nothing runs twice.
+     *
+     * @return whether memory was freed
+     */
+    private boolean evictWorse(Peer scope, long remaining, long seq, IncomingMessage self) {
+        evictCandidate = null;
+        evictSelf = self;
+        if (scope != null) {
+            scope.serverRpcs.forEachValue(this::considerEviction);
+        } else {
+            for (Peer p : peers.values()) {
+                p.serverRpcs.forEachValue(this::considerEviction);
+            }
+        }
+        IncomingMessage worst = evictCandidate;
+        evictCandidate = null;
+        evictSelf = null;
+        if (worst == null || worst.remaining() < remaining || (worst.remaining() == remaining && worst.seq < seq)) {
+            return false; // nothing ranks below the newcomer: it waits (its sender retries)
+        }
+        counters[Counter.MEMORY_EVICTIONS.ordinal()]++;
+        free(worst.rpc);
+        return true;
+    }
+
+    private void considerEviction(Rpc r) {
+        IncomingMessage m = r.in;
+        if (m == null || m == evictSelf || r.state != Rpc.State.SERVER_RECEIVING || m.footprint() == 0) {
+            return;
+        }
+        IncomingMessage w = evictCandidate;
+        if (w == null || m.remaining() > w.remaining() || (m.remaining() == w.remaining() && m.seq > w.seq)) {
+            evictCandidate = m;
+        }
+    }
+
     private IncomingMessage releaseIncoming(Rpc rpc) {
         IncomingMessage in = rpc.in;
         grants.remove(in);

@@ -76,4 +76,34 @@ class IncastScenarioTest {
             RpcLedger.assertQuiescent(net);
         });
     }
+
+    /**
+     * Twelve clients send a large request each at once against a small engine-wide buffer: the
+     * first chunk of each message can fill the memory while every message then needs a second one.
+     * Eviction by rank gives the memory to the better-ranked messages (the others' clients restart),
+     * so every request completes instead of all waiting for memory that never frees.
+     */
+    @Test
+    void manyLargeRequests_smallBuffer_noMemoryDeadlock() {
+        Seeds.run(36L, seed -> {
+            EngineConfig cfg = EngineConfig.builder().linkMbps(10_000)
+                    .maxBufferedBytes(300_000).maxBufferedBytesPerPeer(300_000).build();
+            SimNetwork net = new SimNetwork(seed);
+            SimHost server = net.addHost(cfg);
+            RpcLedger ledger = new RpcLedger(net).responseLength(len -> 8);
+            ledger.attach(server);
+            SplittableRandom r = new SplittableRandom(seed);
+            for (int i = 0; i < 12; i++) {
+                SimHost client = net.addHost(cfg);
+                ledger.attach(client);
+                byte[] request = new byte[200_000 + i];
+                r.nextBytes(request);
+                ledger.call(client, server, request);
+            }
+            assertTrue(net.runUntilIdle(60_000_000_000L), "the network went idle");
+            ledger.assertAllExactlyOnce();
+            RpcLedger.assertQuiescent(net);
+            assertTrue(server.engine().counter(io.homa.core.Counter.MEMORY_EVICTIONS) > 0, "memory was reassigned by rank");
+        });
+    }
 }
