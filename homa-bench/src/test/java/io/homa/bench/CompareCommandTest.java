@@ -48,7 +48,7 @@ class CompareCommandTest {
         Path svg = outDir.resolve("latency.svg");
         assertTrue(Files.isRegularFile(json));
         assertTrue(Files.isRegularFile(svg));
-        Map<String, Object> root = (Map<String, Object>) MiniJson.parse(Files.readString(json));
+        Map<String, Object> root = (Map<String, Object>) JsonParser.parse(Files.readString(json));
         Map<String, Object> results = (Map<String, Object>) root.get("results");
         for (String t : List.of("homa", "tcp-single", "tcp-pool")) {
             Map<String, Object> byScenario = (Map<String, Object>) results.get(t);

@@ -71,7 +71,7 @@ class ReportOutputTest {
     @SuppressWarnings("unchecked")
     void json__parsesBack_withTheDocumentedShape() {
         CompareReport report = sample(true);
-        Object parsed = MiniJson.parse(Json.write(report.toJson()));
+        Object parsed = JsonParser.parse(Json.write(report.toJson()));
         Map<String, Object> root = map(parsed, "root");
         assertEquals(List.of("results", "ratios", "machine", "command"), new ArrayList<>(root.keySet()));
         Map<String, Object> results = map(root.get("results"), "results");
@@ -110,7 +110,7 @@ class ReportOutputTest {
 
     @Test
     void json__withoutHoma_hasNoHomaRatios() {
-        Map<String, Object> root = map(MiniJson.parse(Json.write(sample(false).toJson())), "root");
+        Map<String, Object> root = map(JsonParser.parse(Json.write(sample(false).toJson())), "root");
         Map<String, Object> ratios = map(root.get("ratios"), "ratios");
         assertFalse(ratios.containsKey("homa/tcp-single"));
         assertTrue(ratios.containsKey("tcp-single/tcp-pool"));
@@ -130,7 +130,7 @@ class ReportOutputTest {
         m.put("nul", null);
         m.put("list", List.of(1, "x", List.of()));
         m.put("empty", Map.of());
-        Map<String, Object> back = map(MiniJson.parse(Json.write(m)), "root");
+        Map<String, Object> back = map(JsonParser.parse(Json.write(m)), "root");
         assertEquals("a\"b\\c\n\u0001é", back.get("s"));
         assertEquals(42.0, back.get("i"));
         assertEquals(0.125, back.get("d"));
@@ -141,7 +141,7 @@ class ReportOutputTest {
         assertTrue(back.containsKey("nul"));
         assertEquals(List.of(1.0, "x", List.of()), back.get("list"));
         assertThrows(IllegalArgumentException.class, () -> Json.write(Map.of("x", new Object())));
-        assertThrows(IllegalArgumentException.class, () -> MiniJson.parse("{\"a\": 1,}"));
+        assertThrows(IllegalArgumentException.class, () -> JsonParser.parse("{\"a\": 1,}"));
     }
 
     private static Document parseXml(String svg) throws Exception {

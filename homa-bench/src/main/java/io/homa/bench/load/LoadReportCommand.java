@@ -1,5 +1,7 @@
 package io.homa.bench.load;
 
+import io.homa.bench.JsonParser;
+
 import org.HdrHistogram.Histogram;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -189,7 +191,7 @@ public final class LoadReportCommand implements Callable<Integer> {
             m.slowdown[k] = LoadRecorder.newSlowdown();
         }
         for (Path f : files) {
-            Map<String, Object> j = (Map<String, Object>) JsonReader.parse(Files.readString(f, StandardCharsets.UTF_8));
+            Map<String, Object> j = (Map<String, Object>) JsonParser.parse(Files.readString(f, StandardCharsets.UTF_8));
             m.files.add(j);
             Map<String, Object> s = (Map<String, Object>) j.get("summary");
             for (Map.Entry<String, Object> e : s.entrySet()) {
@@ -289,7 +291,7 @@ public final class LoadReportCommand implements Callable<Integer> {
         StringBuilder md = new StringBuilder("| load | protocol | offered Gbit/s | completed Gbit/s | completed/offered calls | failures | short p99 slowdown |\n|---|---|---|---|---|---|---|\n");
         Map<String, Double> highest = new LinkedHashMap<>();
         for (Path dir : sweep) {
-            Map<String, Object> r = (Map<String, Object>) JsonReader.parse(Files.readString(dir.resolve("report.json"), StandardCharsets.UTF_8));
+            Map<String, Object> r = (Map<String, Object>) JsonParser.parse(Files.readString(dir.resolve("report.json"), StandardCharsets.UTF_8));
             double load = num(r.get("load"));
             Map<String, Object> protocols = (Map<String, Object>) r.get("protocols");
             for (Map.Entry<String, Object> e : protocols.entrySet()) {

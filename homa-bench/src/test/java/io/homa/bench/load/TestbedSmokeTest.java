@@ -1,5 +1,7 @@
 package io.homa.bench.load;
 
+import io.homa.bench.JsonParser;
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -85,7 +87,7 @@ class TestbedSmokeTest {
         for (int i = 1; i <= 2; i++) {
             Path f = out.resolve("node-" + i + ".json");
             assertTrue(Files.exists(f), "no results from " + protocol + " node " + i);
-            Map<String, Object> json = (Map<String, Object>) JsonReader.parse(Files.readString(f, StandardCharsets.UTF_8));
+            Map<String, Object> json = (Map<String, Object>) JsonParser.parse(Files.readString(f, StandardCharsets.UTF_8));
             Map<String, Object> summary = (Map<String, Object>) json.get("summary");
             assertTrue(((Number) summary.get("completedCalls")).longValue() > 0, protocol + " completed no calls: " + summary);
             assertEquals(0, ((Number) summary.get("failures")).longValue(), protocol + " had failures: " + summary);

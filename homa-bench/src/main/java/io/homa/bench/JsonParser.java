@@ -5,18 +5,22 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** A strict little JSON parser for the tests: objects, arrays, strings, numbers, true/false/null. */
-final class MiniJson {
+/**
+ * A strict little JSON parser, the counterpart of {@link Json}: objects (LinkedHashMap), arrays,
+ * strings, numbers (Double), true/false/null. Reads results files back (load-report) and checks in
+ * tests that what {@link Json} writes is JSON.
+ */
+public final class JsonParser {
     private final String s;
     private int i;
 
-    private MiniJson(String s) {
+    private JsonParser(String s) {
         this.s = s;
     }
 
     /** Parses a whole document; throws IllegalArgumentException on anything that is not JSON. */
-    static Object parse(String text) {
-        MiniJson p = new MiniJson(text);
+    public static Object parse(String text) {
+        JsonParser p = new JsonParser(text);
         Object v = p.value();
         p.ws();
         if (p.i != text.length()) {
