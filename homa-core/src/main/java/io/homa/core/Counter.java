@@ -40,6 +40,10 @@ public enum Counter {
     OUTGOING_LIMIT_REFUSALS,
     /** Requests being received whose memory went to a better-ranked message (their clients restart). */
     MEMORY_EVICTIONS,
+    /** Acknowledgements that rode on an outgoing DATA packet instead of an ACK packet. */
+    ACKS_PIGGYBACKED,
+    /** Round-trip samples taken (a request's last byte to its response's first). */
+    RTT_SAMPLES,
     /** Timer ticks run. */
     TICKS;
 

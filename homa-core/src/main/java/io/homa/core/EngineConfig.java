@@ -52,8 +52,16 @@ public final class EngineConfig {
     public final int resendInterval;
     /** Silent ticks before an RPC is aborted with a timeout. */
     public final int timeoutTicks;
-    /** Server: ticks after its response is sent before it asks the client for an ACK. */
+    /**
+     * Server: silent ticks after its response is sent before it asks the client for an ACK (at least
+     * the client's {@link #ackDelayTicks} plus the measured round trip).
+     */
     public final int needAckTicks;
+    /**
+     * Client: ticks an acknowledgement may wait to ride on a DATA packet to the same peer before it
+     * goes in an ACK packet of its own (a full batch of {@code WireFormat.MAX_ACKS} goes at once).
+     */
+    public final int ackDelayTicks;
     /** Server: ticks a finished RPC's id is remembered so that late duplicates are not re-delivered. */
     public final int tombstoneTicks;
     /** Receiver: minimum interval between CUTOFFS packets to one peer, in ns. */
@@ -115,6 +123,7 @@ public final class EngineConfig {
         this.resendInterval = b.resendInterval;
         this.timeoutTicks = b.timeoutTicks;
         this.needAckTicks = b.needAckTicks;
+        this.ackDelayTicks = b.ackDelayTicks;
         this.tombstoneTicks = b.tombstoneTicks;
         this.cutoffsIntervalNanos = b.cutoffsIntervalNanos;
         this.maxRestarts = b.maxRestarts;
@@ -164,6 +173,7 @@ public final class EngineConfig {
         b.resendInterval = resendInterval;
         b.timeoutTicks = timeoutTicks;
         b.needAckTicks = needAckTicks;
+        b.ackDelayTicks = ackDelayTicks;
         b.tombstoneTicks = tombstoneTicks;
         b.cutoffsIntervalNanos = cutoffsIntervalNanos;
         b.maxRestarts = maxRestarts;
@@ -239,7 +249,8 @@ public final class EngineConfig {
         private int resendTicks = 5;
         private int resendInterval = 5;
         private int timeoutTicks = 100;
-        private int needAckTicks = 2;
+        private int needAckTicks = 4;
+        private int ackDelayTicks = 2;
         private int tombstoneTicks = 20;
         private long cutoffsIntervalNanos = 1_000_000;
         private int maxRestarts = 10;
@@ -278,6 +289,7 @@ public final class EngineConfig {
         public Builder resendInterval(int v) { this.resendInterval = v; return this; }
         public Builder timeoutTicks(int v) { this.timeoutTicks = v; return this; }
         public Builder needAckTicks(int v) { this.needAckTicks = v; return this; }
+        public Builder ackDelayTicks(int v) { this.ackDelayTicks = v; return this; }
         public Builder tombstoneTicks(int v) { this.tombstoneTicks = v; return this; }
         public Builder cutoffsIntervalNanos(long v) { this.cutoffsIntervalNanos = v; return this; }
         public Builder maxRestarts(int v) { this.maxRestarts = v; return this; }
@@ -330,6 +342,7 @@ public final class EngineConfig {
             check(resendInterval >= 1, "resendInterval must be >= 1, was " + resendInterval);
             check(timeoutTicks > resendTicks, "timeoutTicks must exceed resendTicks, was " + timeoutTicks);
             check(needAckTicks >= 1, "needAckTicks must be >= 1, was " + needAckTicks);
+            check(ackDelayTicks >= 0, "ackDelayTicks must be >= 0, was " + ackDelayTicks);
             check(tombstoneTicks >= 0, "tombstoneTicks must be >= 0, was " + tombstoneTicks);
             check(cutoffsIntervalNanos >= 0, "cutoffsIntervalNanos must be >= 0, was " + cutoffsIntervalNanos);
             check(maxRestarts >= 0, "maxRestarts must be >= 0, was " + maxRestarts);

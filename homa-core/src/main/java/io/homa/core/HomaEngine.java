@@ -67,6 +67,14 @@ public final class HomaEngine {
     private static final int NEED_ACKS_PER_PEER_PER_TICK = 8;
     /** ... or tell it BUSY. */
     private static final int BUSY_PER_PEER_PER_TICK = 1;
+    /** Asks without progress double the interval up to 2^this times ... */
+    private static final int MAX_ASK_BACKOFF_SHIFT = 6;
+    /**
+     * ... but never beyond timeoutTicks / this: a peer gives up a silent RPC after timeoutTicks
+     * (a server forgets an unacknowledged response, so a late RESEND restarts the request), and
+     * this many asks make it unlikely that loss alone silences a live RPC that long.
+     */
+    private static final int MIN_ASKS_PER_TIMEOUT = 10;
 
     private long nextId;
     private final long idStep;
@@ -305,6 +313,13 @@ public final class HomaEngine {
             return null;
         }
         if (m.hasRetransmit()) {
+            // Retransmissions wait for the pacer too: a burst of them into a full NIC queue would
+            // only delay every control packet and short message behind it.
+            if (!pacer.mayTransmit(now, m.retransmitEnd() - m.retransmitStart())) {
+                counters[Counter.PACER_HOLDS.ordinal()]++;
+                pacerWakeAt = pacer.nextSendTime();
+                return null;
+            }
             return writeRetransmit(now, m, out);
         }
         if (!pacer.mayTransmit(now, m.remaining())) {
@@ -499,10 +514,11 @@ public final class HomaEngine {
             grants.totalIncoming += in.outstanding();
             charge(rpc.peer, in.footprint());
         }
+        int added = 0;
         if (n > 0) {
             long before = in.outstanding();
             long footprintBefore = in.footprint();
-            int added = in.write(offset, buf, pkt.payloadOffset, n);
+            added = in.write(offset, buf, pkt.payloadOffset, n);
             charge(rpc.peer, in.footprint() - footprintBefore);
             grants.totalIncoming += in.outstanding() - before;
             if (added < 0) {
@@ -510,6 +526,15 @@ public final class HomaEngine {
             } else if (added == 0) {
                 counters[Counter.DUPLICATE_DATA.ordinal()]++;
             }
+        }
+        if (newMessage && rpc.client && rpc.timingRoundTrip && rpc.restarts == 0 && !pkt.retransmit) {
+            // Karn's rule, made exact by the retransmit flag: an original packet answers the
+            // original request, whatever RESENDs were sent meanwhile.
+            rpc.peer.rtt.sample(now - rpc.requestSentAt);
+            counters[Counter.RTT_SAMPLES.ordinal()]++;
+        }
+        if (added > 0 || newMessage) {
+            rpc.asks = 0; // progress: the next silence starts a fresh backoff
         }
         rpc.silentTicks = 0;
         rpc.peer.heardTick = tick; // the peer is alive
@@ -600,7 +625,7 @@ public final class HomaEngine {
         ReceivedMessage message = in.toMessage();
         if (rpc.client) {
             counters[Counter.CLIENT_RPCS_COMPLETED.ordinal()]++;
-            rpc.peer.pendingAcks.add(rpc.id);
+            owe(rpc.peer, rpc.id);
             events.add(EngineEvent.response(rpc.id, rpc.peer.address, message));
             free(rpc);
         } else {
@@ -765,8 +790,10 @@ public final class HomaEngine {
                 drop(DropReason.WRONG_PEER);
                 return;
             }
-            rpc.silentTicks = 0;
-            requestMissing(rpc);
+            // Not finished here: no ACK yet. The server is alive, but the response may still be
+            // queued in the network, so asking for it again now would only duplicate it; our own
+            // timer asks if it stays missing.
+            rpc.peer.heardTick = tick;
             return;
         }
         // Finished (or aborted) here: acknowledge it, with whatever else we owe this peer.
@@ -801,7 +828,6 @@ public final class HomaEngine {
 
     private Transmit writeNewData(long now, OutgoingMessage m, ByteBuffer out) {
         Peer peer = m.rpc.peer;
-        long ackId = peer.pendingAcks.isEmpty() ? 0 : peer.pendingAcks.poll();
         int priority = priorityAt(m, m.sent);
         int first = Math.min(segment, Math.min(m.granted, m.length) - m.sent);
         int segmentSize = WireFormat.DATA_HEADER + first;
@@ -815,7 +841,7 @@ public final class HomaEngine {
                 break;
             }
             PacketEncoder.data(out, m.rpc.id, m.length, Math.min(m.granted, m.length), m.sent,
-                    peer.cutoffVersion, false, count == 0 ? ackId : 0, 0, m.payload, m.payloadIndex(m.sent), n);
+                    peer.cutoffVersion, false, piggybackAck(peer), 0, m.payload, m.payloadIndex(m.sent), n);
             m.sent += n;
             if (m.length == 0) {
                 m.zeroSent = true;
@@ -829,7 +855,7 @@ public final class HomaEngine {
         }
         counters[Counter.PACKETS_SENT_DATA.ordinal()] += count;
         fill(peer.address, priority, segmentSize, count, total, true);
-        afterSend(m);
+        afterSend(now, m);
         return transmit;
     }
 
@@ -847,7 +873,7 @@ public final class HomaEngine {
                 break;
             }
             PacketEncoder.data(out, m.rpc.id, m.length, Math.min(m.granted, m.length), pos,
-                    peer.cutoffVersion, true, 0, 0, m.payload, m.payloadIndex(pos), n);
+                    peer.cutoffVersion, true, piggybackAck(peer), 0, m.payload, m.payloadIndex(pos), n);
             pos += n;
             count++;
             total += WireFormat.DATA_HEADER + n;
@@ -861,15 +887,19 @@ public final class HomaEngine {
         counters[Counter.PACKETS_SENT_DATA.ordinal()] += count;
         counters[Counter.PACKETS_RETRANSMITTED.ordinal()] += count;
         fill(peer.address, priority, WireFormat.DATA_HEADER + first, count, total, true);
-        afterSend(m);
+        afterSend(now, m);
         return transmit;
     }
 
-    private void afterSend(OutgoingMessage m) {
+    private void afterSend(long now, OutgoingMessage m) {
         if (!m.sendable()) {
             senders.pollHead();
         }
         Rpc rpc = m.rpc;
+        if (rpc.client && !rpc.timingRoundTrip && rpc.restarts == 0 && m.fullySent()) {
+            rpc.timingRoundTrip = true; // the response's first original packet closes the round trip
+            rpc.requestSentAt = now;
+        }
         if (!rpc.client && rpc.state == Rpc.State.SERVER_RESPONDING && m.fullySent()) {
             rpc.state = Rpc.State.SERVER_AWAITING_ACK;
             rpc.silentTicks = 0;
@@ -949,7 +979,9 @@ public final class HomaEngine {
         }
         for (Peer p : peers.values()) {
             p.expireTombstones(tick);
-            flushAcks(p);
+            if (!p.pendingAcks.isEmpty() && tick - p.oldestAckTick >= cfg.ackDelayTicks) {
+                flushAcks(p); // no DATA to this peer carried them in time
+            }
         }
         if (peers.size() > PEER_SWEEP_THRESHOLD) {
             peers.values().removeIf(Peer::idle);
@@ -1028,21 +1060,55 @@ public final class HomaEngine {
             }
             return;
         }
+        int rto = roundTripTicks(peer);
         if (awaitingAck) {
-            if (rpc.silentTicks >= cfg.needAckTicks && tick - rpc.lastAskTick >= cfg.resendInterval
+            // The client holds an ack up to ackDelayTicks hoping to piggy-back it, and it needs a
+            // round trip to reach us: asking earlier only races it.
+            if (rpc.silentTicks >= Math.max(cfg.needAckTicks, cfg.ackDelayTicks + rto) && askDue(rpc, rto)
                     && peer.needAcksLeft > 0) {
                 peer.needAcksLeft--;
-                rpc.lastAskTick = tick;
+                asked(rpc);
                 sendBare(peer.address, PacketType.NEED_ACK, rpc.id, Counter.PACKETS_SENT_NEED_ACK);
             }
             return;
         }
-        if (rpc.silentTicks >= cfg.resendTicks && tick - rpc.lastAskTick >= cfg.resendInterval
-                && peer.resendsLeft > 0) {
+        if (rpc.silentTicks >= Math.max(cfg.resendTicks, rto) && askDue(rpc, rto) && peer.resendsLeft > 0) {
             peer.resendsLeft--;
-            rpc.lastAskTick = tick;
+            asked(rpc);
             requestMissing(rpc);
         }
+    }
+
+    /**
+     * The measured round-trip timeout to {@code peer} in whole ticks (0 before any sample), capped
+     * like the backoff so that a peer with slow answers is still asked several times before its
+     * RPCs time out.
+     */
+    private int roundTripTicks(Peer peer) {
+        long nanos = peer.rtt.timeoutNanos();
+        if (nanos == 0) {
+            return 0;
+        }
+        long ticks = (nanos + cfg.tickNanos - 1) / cfg.tickNanos + 1; // +1: ticks are coarse
+        return (int) Math.min(ticks, Math.max(1, cfg.timeoutTicks / MIN_ASKS_PER_TIMEOUT));
+    }
+
+    /**
+     * Whether the RPC may ask again: the first ask after silence, then after resendInterval (or
+     * the round-trip timeout, if longer), doubled for each ask that brought no progress (as TCP
+     * backs off its retransmission timer) so an overloaded path is not fed ever more requests.
+     */
+    private boolean askDue(Rpc rpc, int rto) {
+        if (rpc.asks == 0) {
+            return true;
+        }
+        long interval = (long) Math.max(cfg.resendInterval, rto) << Math.min(rpc.asks - 1, MAX_ASK_BACKOFF_SHIFT);
+        return tick - rpc.lastAskTick >= Math.min(interval, Math.max(cfg.resendInterval, cfg.timeoutTicks / MIN_ASKS_PER_TIMEOUT));
+    }
+
+    private void asked(Rpc rpc) {
+        rpc.lastAskTick = tick;
+        rpc.asks++;
     }
 
     /** Asks the peer for what we miss: the gaps below the grant, or (a client with nothing) all of it. */
@@ -1050,7 +1116,10 @@ public final class HomaEngine {
         IncomingMessage in = rpc.in;
         if (in == null) {
             if (rpc.client) {
-                sendResend(rpc, 0, -1, cfg.defaultUnscheduledPriority);
+                // Nothing of the response yet: ask for its first segment only. If the response
+                // was lost, that segment brings its length and the next asks name the gaps; if it
+                // is merely late, one segment is all that is duplicated.
+                sendResend(rpc, 0, segment, cfg.defaultUnscheduledPriority);
             }
             return;
         }
@@ -1067,6 +1136,26 @@ public final class HomaEngine {
         ControlPacket c = control(rpc.peer.address);
         PacketEncoder.resend(c.buffer, rpc.id, offset, length, priority);
         queueControl(c, Counter.PACKETS_SENT_RESEND);
+    }
+
+    /** We finished client RPC {@code id} to {@code p}: its server may forget it once told. */
+    private void owe(Peer p, long id) {
+        if (p.pendingAcks.isEmpty()) {
+            p.oldestAckTick = tick;
+        }
+        p.pendingAcks.add(id);
+        if (p.pendingAcks.size() >= WireFormat.MAX_ACKS) {
+            flushAcks(p); // a full ACK packet is worth sending now
+        }
+    }
+
+    /** One ack we owe the DATA packet's destination, to ride in its header, or 0. */
+    private long piggybackAck(Peer p) {
+        if (p.pendingAcks.isEmpty()) {
+            return 0;
+        }
+        counters[Counter.ACKS_PIGGYBACKED.ordinal()]++;
+        return p.pendingAcks.poll();
     }
 
     private void flushAcks(Peer p) {
@@ -1288,6 +1377,15 @@ public final class HomaEngine {
     }
 
     /** Peers known (per-peer state is small and swept when idle). */
+    /**
+     * The smoothed round trip to {@code peer} in ns (a request's last byte to its response's first,
+     * server time included), or 0 before a sample: it stretches the RESEND and NEED_ACK timers.
+     */
+    public long smoothedRttNanos(InetSocketAddress peer) {
+        Peer p = peers.get(peer);
+        return p == null ? 0 : p.rtt.smoothedNanos();
+    }
+
     public int peers() {
         return peers.size();
     }

@@ -22,6 +22,10 @@ final class Peer {
     int clientRpcs;
     /** Client ids of responses we finished and still have to acknowledge to this peer. */
     final ArrayDeque<Long> pendingAcks = new ArrayDeque<>();
+    /** Tick at which {@link #pendingAcks} last became non-empty (the age of its oldest entry, at most). */
+    long oldestAckTick;
+    /** Round trips to this peer, for how long silence must last before we ask again. */
+    final RttEstimator rtt = new RttEstimator();
     /** Memory charged for this peer's incomplete incoming messages (see {@link IncomingMessage#footprint()}). */
     long bufferedBytes;
     /** Client ids of recently finished server RPCs, with the tick at which they expire. */

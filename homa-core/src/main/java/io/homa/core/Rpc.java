@@ -35,6 +35,12 @@ final class Rpc {
     int restarts;
     /** Tick of this RPC's last RESEND (or NEED_ACK), for the per-RPC interval. */
     long lastAskTick = Long.MIN_VALUE / 2;
+    /** RESENDs (or NEED_ACKs) sent since the RPC last made progress; each doubles the next interval. */
+    int asks;
+    /** Client: when the request's last byte went out (ns), valid while {@link #timingRoundTrip}. */
+    long requestSentAt;
+    /** Client: the request went out once, unrepeated, so its response measures the round trip. */
+    boolean timingRoundTrip;
     /** Neighbours in the engine's list of live RPCs, oldest first (the timer scans in age order). */
     Rpc olderLive;
     Rpc newerLive;

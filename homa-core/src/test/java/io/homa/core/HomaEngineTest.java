@@ -250,14 +250,54 @@ class HomaEngineTest {
     }
 
     @Test
-    void ack__withoutLaterTraffic_sentOnNextTick() {
+    void ack__withoutLaterTraffic_sentAfterAckDelay() {
         EnginePair p = new EnginePair(CFG);
         p.a.startRequest(p.now, p.addrB, bytes(10));
         p.exchange();
         p.serveFromB(new byte[10]);
         p.exchange();
         p.advance(TICK);
+        assertEquals(0, p.sent(p.addrA, PacketType.ACK).size(), "held for a DATA packet to carry it");
+        p.advance(CFG.ackDelayTicks * TICK);
         assertEquals(1, p.sent(p.addrA, PacketType.ACK).size());
+        assertEquals(0, p.b.liveServerRpcs());
+        assertEquals(0, p.sent(p.addrB, PacketType.NEED_ACK).size(), "the ack came before the server asked");
+    }
+
+    @Test
+    void ack__piggyBacked_noAckPacketLater() {
+        EnginePair p = new EnginePair(CFG);
+        long first = p.a.startRequest(p.now, p.addrB, bytes(10));
+        p.exchange();
+        p.serveFromB(new byte[10]);
+        p.exchange();
+        p.a.startRequest(p.now, p.addrB, bytes(10));
+        p.exchange();
+        assertEquals(first, p.sent(p.addrA, PacketType.DATA).get(1).decoded().ackId);
+        assertEquals(1, p.a.counter(Counter.ACKS_PIGGYBACKED));
+        p.serveFromB(new byte[10]);
+        p.exchange();
+        p.advance(10 * TICK);
+        // The second RPC's ack had no DATA to ride on: one ACK packet, for it alone.
+        List<EnginePair.Packet> acks = p.sent(p.addrA, PacketType.ACK);
+        assertEquals(1, acks.size());
+        assertEquals(1, acks.get(0).decoded().ackCount);
+        assertTrue(p.b.isQuiescent() || p.b.tombstones() > 0);
+        assertEquals(0, p.b.liveServerRpcs());
+    }
+
+    @Test
+    void ack__fullBatch_sentAtOnce() {
+        EnginePair p = new EnginePair(CFG);
+        for (int i = 0; i < WireFormat.MAX_ACKS; i++) {
+            p.a.startRequest(p.now, p.addrB, bytes(10));
+        }
+        p.exchange();
+        p.serveFromB(new byte[10]);
+        p.exchange();
+        List<EnginePair.Packet> acks = p.sent(p.addrA, PacketType.ACK);
+        assertEquals(1, acks.size(), "one ACK packet, without waiting for a tick");
+        assertEquals(WireFormat.MAX_ACKS, acks.get(0).decoded().ackCount);
         assertEquals(0, p.b.liveServerRpcs());
     }
 
@@ -284,7 +324,7 @@ class HomaEngineTest {
         request.forEach(p::deliver);
         p.serveFromB(new byte[10]);
         p.exchange();
-        p.advance(TICK);
+        p.advance((CFG.ackDelayTicks + 1) * TICK);
         assertEquals(0, p.b.liveServerRpcs());
         request.forEach(p::deliver); // the network delivers an old copy
         assertEquals(1, p.eventsB.size(), "delivered once");
@@ -690,7 +730,9 @@ class HomaEngineTest {
         p.a.startRequest(p.now, p.addrB, bytes(100));
         p.advance(CFG.resendTicks * TICK + TICK, pk -> pk.type() != PacketType.DATA);
         assertFalse(p.sent(p.addrA, PacketType.RESEND).isEmpty(), "the client asked for its response");
-        assertEquals(-1, p.sent(p.addrA, PacketType.RESEND).get(0).decoded().resendLength);
+        // Nothing of the response yet: it asks for the first segment only, not for everything.
+        assertEquals(0, p.sent(p.addrA, PacketType.RESEND).get(0).decoded().grantOrResendOffset);
+        assertEquals(CFG.segmentPayload(), p.sent(p.addrA, PacketType.RESEND).get(0).decoded().resendLength);
     }
 
     @Test

@@ -1,0 +1,146 @@
+package io.homa.core;
+
+import io.homa.core.wire.PacketEncoder;
+import io.homa.core.wire.PacketType;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+/**
+ * Timer traffic that adapts to the path: RESEND and NEED_ACK wait for the measured round trip,
+ * asks without progress back off, NEED_ACK does not trigger RESEND, retransmissions are paced.
+ */
+class AdaptiveTimersTest {
+    /** Long timeout (as the netty shell uses) so that the round trip, not the cap, sets the wait. */
+    private static final EngineConfig CFG = EngineConfig.builder().pacerEnabled(false).timeoutTicks(1000).build();
+    private static final long TICK = CFG.tickNanos;
+    private static final long MS = 1_000_000;
+
+    private static ByteBuffer bytes(int n) {
+        return ByteBuffer.wrap(new byte[n]);
+    }
+
+    /** One request/response whose response leaves B {@code delay} after the request arrived. */
+    private static void callWithServerDelay(EnginePair p, long delay) {
+        p.a.startRequest(p.now, p.addrB, bytes(10));
+        p.exchange();
+        p.now += delay;
+        p.serveFromB(new byte[10]);
+        p.eventsB.clear();
+        p.exchange();
+    }
+
+    @Test
+    void roundTrip_measuredFromRequestSentToFirstResponsePacket() {
+        EnginePair p = new EnginePair(CFG);
+        assertEquals(0, p.a.smoothedRttNanos(p.addrB), "no sample yet");
+        p.a.startRequest(p.now, p.addrB, bytes(10));
+        p.exchange();
+        p.now += 30 * MS;
+        p.serveFromB(new byte[10]);
+        p.exchange();
+        assertEquals(30 * MS, p.a.smoothedRttNanos(p.addrB));
+        assertEquals(1, p.a.counter(Counter.RTT_SAMPLES));
+    }
+
+    @Test
+    void retransmittedResponse_isNoSample() {
+        EnginePair p = new EnginePair(CFG);
+        p.a.startRequest(p.now, p.addrB, bytes(10));
+        p.exchange();
+        p.serveFromB(new byte[10]);
+        // The response is lost; it arrives only as a retransmission after A's RESEND.
+        p.advance(20 * TICK, pk -> !(pk.type() == PacketType.DATA && pk.from().equals(p.addrB) && !pk.decoded().retransmit));
+        assertEquals(1, p.eventsA.size(), "the response arrived");
+        assertEquals(0, p.a.counter(Counter.RTT_SAMPLES), "Karn: a retransmission measures nothing");
+    }
+
+    @Test
+    void longRoundTrip_delaysFirstResend() {
+        EnginePair p = new EnginePair(CFG);
+        for (int i = 0; i < 8; i++) {
+            callWithServerDelay(p, 40 * MS);
+        }
+        long rtt = p.a.smoothedRttNanos(p.addrB);
+        assertTrue(rtt >= 30 * MS, "measured " + rtt);
+        p.advance(10 * TICK); // acks out
+        int before = p.sent(p.addrA, PacketType.RESEND).size();
+        p.a.startRequest(p.now, p.addrB, bytes(10));
+        p.exchange();
+        // The server takes as long as before; a fixed 5-tick timer would ask several times.
+        p.advance(35 * TICK);
+        assertEquals(before, p.sent(p.addrA, PacketType.RESEND).size(), "no RESEND within the measured round trip");
+        p.advance(200 * TICK);
+        assertTrue(p.sent(p.addrA, PacketType.RESEND).size() > before, "it does ask once the round trip has passed");
+    }
+
+    @Test
+    void unansweredAsks_backOffExponentially() {
+        EnginePair p = new EnginePair(CFG);
+        p.a.startRequest(p.now, p.addrB, bytes(10));
+        p.exchange();
+        p.serveFromB(new byte[10]);
+        List<Long> resendTicks = new ArrayList<>();
+        int seen = 0;
+        for (int t = 0; t < 400; t++) {
+            // Every response packet is lost, originals and retransmissions alike.
+            p.advance(TICK, pk -> !(pk.type() == PacketType.DATA && pk.from().equals(p.addrB)));
+            int n = p.sent(p.addrA, PacketType.RESEND).size();
+            for (; seen < n; seen++) {
+                resendTicks.add((long) t);
+            }
+        }
+        assertTrue(resendTicks.size() >= 5, "asked " + resendTicks);
+        for (int i = 2; i < resendTicks.size(); i++) {
+            long gap = resendTicks.get(i) - resendTicks.get(i - 1);
+            long previous = resendTicks.get(i - 1) - resendTicks.get(i - 2);
+            assertTrue(gap >= previous, "intervals never shrink without progress: " + resendTicks);
+        }
+        long first = resendTicks.get(1) - resendTicks.get(0);
+        long last = resendTicks.get(resendTicks.size() - 1) - resendTicks.get(resendTicks.size() - 2);
+        assertTrue(last >= 8 * first, "intervals grew: " + resendTicks);
+        assertTrue(last <= CFG.timeoutTicks / 10 + 1, "but are capped well below the timeout: " + resendTicks);
+    }
+
+    @Test
+    void needAck_forResponseStillArriving_answeredWithNothing() {
+        EnginePair p = new EnginePair(CFG);
+        long id = p.a.startRequest(p.now, p.addrB, bytes(10));
+        p.exchange();
+        ByteBuffer needAck = ByteBuffer.allocate(64);
+        PacketEncoder.bare(needAck, PacketType.NEED_ACK, id ^ 1);
+        needAck.flip();
+        p.a.onDatagram(p.now, p.addrB, needAck);
+        assertTrue(p.drain(p.a).isEmpty(), "no RESEND: the response may still be queued in the network");
+        assertEquals(1, p.a.liveClientRpcs());
+    }
+
+    @Test
+    void retransmission_waitsForThePacer() {
+        EngineConfig slow = EngineConfig.builder().linkMbps(10).build();
+        EnginePair p = new EnginePair(slow);
+        long id = p.a.startRequest(p.now, p.addrB, bytes(20_000));
+        List<EnginePair.Packet> first = p.drain(p.a);
+        assertFalse(first.isEmpty());
+        int sent = first.stream().mapToInt(pk -> pk.decoded().payloadLength).sum();
+        assertTrue(sent < 20_000, "the pacer holds the rest of the message");
+        ByteBuffer resend = ByteBuffer.allocate(64);
+        PacketEncoder.resend(resend, id ^ 1, 0, sent, 6);
+        resend.flip();
+        long holds = p.a.counter(Counter.PACER_HOLDS);
+        p.a.onDatagram(p.now, p.addrB, resend);
+        assertTrue(p.drain(p.a).isEmpty(), "the retransmission does not jump the NIC queue");
+        assertTrue(p.a.counter(Counter.PACER_HOLDS) > holds);
+        boolean retransmitted = false;
+        for (int i = 0; i < 10 && !retransmitted; i++) {
+            p.now = p.a.nextDeadline();
+            p.a.onTimer(p.now);
+            retransmitted = p.drain(p.a).stream().anyMatch(pk -> pk.decoded().retransmit);
+        }
+        assertTrue(retransmitted, "it goes once the queue drains");
+    }
+}
