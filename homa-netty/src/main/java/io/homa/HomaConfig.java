@@ -279,6 +279,10 @@ public final class HomaConfig {
         private boolean mtuChosen;
         /** Whether maxIncoming (or the whole protocol config) was set explicitly. */
         private boolean budgetChosen;
+        /** Whether unscheduledBytes (or the whole protocol config) was set explicitly. */
+        private boolean unscheduledChosen;
+        /** Whether linkMbps was set with {@link #linkMbps}. */
+        private boolean linkChosen;
 
         private Builder() {
         }
@@ -296,6 +300,7 @@ public final class HomaConfig {
             this.protocol = Objects.requireNonNull(v, "protocol").toBuilder();
             this.mtuChosen = true;
             this.budgetChosen = true;
+            this.unscheduledChosen = true;
             return this;
         }
 
@@ -310,16 +315,24 @@ public final class HomaConfig {
         public Builder mtu(int v) { protocol.mtu(v); mtuChosen = true; return this; }
         /** Largest request or response in bytes (default 64 MiB). */
         public Builder maxMessageLength(int v) { protocol.maxMessageLength(v); return this; }
-        /** Bytes of each message sent before any grant (default 40,000). */
-        public Builder unscheduledBytes(int v) { protocol.unscheduledBytes(v); return this; }
-        /** Receiver: bytes granted but not yet received, over all messages (default 400,000). */
+        /** Bytes of each message sent before any grant (default 40,000; see {@link #linkMbps}). */
+        public Builder unscheduledBytes(int v) { protocol.unscheduledBytes(v); unscheduledChosen = true; return this; }
+        /** Receiver: bytes granted but not yet received, over all messages (default 400,000; see {@link #linkMbps}). */
         public Builder maxIncoming(int v) { protocol.maxIncoming(v); budgetChosen = true; return this; }
         /** Receiver: messages granted at once (default 8). */
         public Builder maxOvercommit(int v) { protocol.maxOvercommit(v); return this; }
         /** Unscheduled priority cutoffs, index = level (default Linux Homa's). */
         public Builder unscheduledCutoffs(int... v) { protocol.unscheduledCutoffs(v); return this; }
-        /** Link rate the pacer assumes, Mbit/s (default 25,000). */
-        public Builder linkMbps(long v) { protocol.linkMbps(v); return this; }
+        /**
+         * Link rate, Mbit/s (default 25,000): the pacer's rate and the timer traffic's share. The
+         * unscheduled bytes and the grant budget are a round trip's worth of bytes and ten of them;
+         * on a link slower than the default, those you do not set yourself shrink in proportion
+         * (the round trip is assumed the same), to no less than one segment and ten segments.
+         * Otherwise a 10 Mbit/s link would take 40,000 bytes of every message unannounced (32 ms
+         * of queue at the receiver's switch port), where Homa means to keep that queue at about
+         * one round trip.
+         */
+        public Builder linkMbps(long v) { protocol.linkMbps(v); linkChosen = true; return this; }
         /** Whether the sender's pacer is on (default true). */
         public Builder pacerEnabled(boolean v) { protocol.pacerEnabled(v); return this; }
         /** Most segments in one GSO send (default 64; the socket also caps it at 64 KB a send). */
@@ -459,6 +472,10 @@ public final class HomaConfig {
                     }
                 }
                 engine = protocol.build();
+                if (linkChosen && engine.linkMbps < EngineConfig.defaults().linkMbps
+                        && !(unscheduledChosen && budgetChosen)) {
+                    engine = scaledToLink(engine);
+                }
                 if (bindAddress.getAddress() instanceof Inet6Address
                         && engine.ipUdpOverhead == WireFormat.IPV4_UDP_OVERHEAD) {
                     engine = engine.toBuilder().ipUdpOverhead(WireFormat.IPV6_UDP_OVERHEAD).build();
@@ -467,6 +484,21 @@ public final class HomaConfig {
                 throw new HomaBadArgumentException("bad protocol setting: " + e.getMessage(), e);
             }
             return new HomaConfig(this, engine);
+        }
+
+        /** Unscheduled bytes and grant budget not chosen by the user, scaled down to a slower link. */
+        private EngineConfig scaledToLink(EngineConfig engine) {
+            EngineConfig d = EngineConfig.defaults();
+            double f = (double) engine.linkMbps / d.linkMbps;
+            int segment = engine.segmentPayload();
+            EngineConfig.Builder b = engine.toBuilder();
+            if (!unscheduledChosen) {
+                b.unscheduledBytes((int) Math.max(segment, Math.round(d.unscheduledBytes * f)));
+            }
+            if (!budgetChosen) {
+                b.maxIncoming((int) Math.max(Math.max(10L * segment, engine.mtu), Math.round(d.maxIncoming * f)));
+            }
+            return b.build();
         }
 
         private static Duration requirePositive(Duration d, String name) {

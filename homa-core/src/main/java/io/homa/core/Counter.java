@@ -44,6 +44,8 @@ public enum Counter {
     ACKS_PIGGYBACKED,
     /** Round-trip samples taken (a request's last byte to its response's first). */
     RTT_SAMPLES,
+    /** RESEND, NEED_ACK or BUSY packets put off to a later tick: the timer's share of the link was spent. */
+    TIMER_PACKETS_DEFERRED,
     /** Timer ticks run. */
     TICKS;
 

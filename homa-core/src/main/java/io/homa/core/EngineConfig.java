@@ -62,6 +62,13 @@ public final class EngineConfig {
      * goes in an ACK packet of its own (a full batch of {@code WireFormat.MAX_ACKS} goes at once).
      */
     public final int ackDelayTicks;
+    /**
+     * Most share of {@link #linkMbps}, in percent, that timer packets (RESEND, NEED_ACK, BUSY) may
+     * take; beyond it they wait for later ticks. On a datacenter link the share is thousands of
+     * packets per tick and never reached; on a slow or overloaded link it keeps the timer's own
+     * traffic from feeding the queues that made the answers late.
+     */
+    public final int timerTrafficPercent;
     /** Server: ticks a finished RPC's id is remembered so that late duplicates are not re-delivered. */
     public final int tombstoneTicks;
     /** Receiver: minimum interval between CUTOFFS packets to one peer, in ns. */
@@ -124,6 +131,7 @@ public final class EngineConfig {
         this.timeoutTicks = b.timeoutTicks;
         this.needAckTicks = b.needAckTicks;
         this.ackDelayTicks = b.ackDelayTicks;
+        this.timerTrafficPercent = b.timerTrafficPercent;
         this.tombstoneTicks = b.tombstoneTicks;
         this.cutoffsIntervalNanos = b.cutoffsIntervalNanos;
         this.maxRestarts = b.maxRestarts;
@@ -174,6 +182,7 @@ public final class EngineConfig {
         b.timeoutTicks = timeoutTicks;
         b.needAckTicks = needAckTicks;
         b.ackDelayTicks = ackDelayTicks;
+        b.timerTrafficPercent = timerTrafficPercent;
         b.tombstoneTicks = tombstoneTicks;
         b.cutoffsIntervalNanos = cutoffsIntervalNanos;
         b.maxRestarts = maxRestarts;
@@ -251,6 +260,7 @@ public final class EngineConfig {
         private int timeoutTicks = 100;
         private int needAckTicks = 4;
         private int ackDelayTicks = 2;
+        private int timerTrafficPercent = 5;
         private int tombstoneTicks = 20;
         private long cutoffsIntervalNanos = 1_000_000;
         private int maxRestarts = 10;
@@ -290,6 +300,7 @@ public final class EngineConfig {
         public Builder timeoutTicks(int v) { this.timeoutTicks = v; return this; }
         public Builder needAckTicks(int v) { this.needAckTicks = v; return this; }
         public Builder ackDelayTicks(int v) { this.ackDelayTicks = v; return this; }
+        public Builder timerTrafficPercent(int v) { this.timerTrafficPercent = v; return this; }
         public Builder tombstoneTicks(int v) { this.tombstoneTicks = v; return this; }
         public Builder cutoffsIntervalNanos(long v) { this.cutoffsIntervalNanos = v; return this; }
         public Builder maxRestarts(int v) { this.maxRestarts = v; return this; }
@@ -343,6 +354,8 @@ public final class EngineConfig {
             check(timeoutTicks > resendTicks, "timeoutTicks must exceed resendTicks, was " + timeoutTicks);
             check(needAckTicks >= 1, "needAckTicks must be >= 1, was " + needAckTicks);
             check(ackDelayTicks >= 0, "ackDelayTicks must be >= 0, was " + ackDelayTicks);
+            check(timerTrafficPercent >= 1 && timerTrafficPercent <= 100,
+                    "timerTrafficPercent must be 1..100, was " + timerTrafficPercent);
             check(tombstoneTicks >= 0, "tombstoneTicks must be >= 0, was " + tombstoneTicks);
             check(cutoffsIntervalNanos >= 0, "cutoffsIntervalNanos must be >= 0, was " + cutoffsIntervalNanos);
             check(maxRestarts >= 0, "maxRestarts must be >= 0, was " + maxRestarts);

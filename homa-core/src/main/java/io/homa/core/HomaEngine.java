@@ -36,6 +36,10 @@ public final class HomaEngine {
 
     private final EngineConfig cfg;
     private final int segment;
+    /** Bytes of timer packets this tick may still send, refilled each tick (see {@link #timerBudget}). */
+    private long timerBytes;
+    private final long timerBytesPerTick;
+    private final long timerBytesMax;
     private final int unscheduledLimit;
     private final int[] ourCutoffs;
     private final int ourCutoffVersion = 1;
@@ -101,6 +105,12 @@ public final class HomaEngine {
     public HomaEngine(EngineConfig config, long randomSeed) {
         this.cfg = Objects.requireNonNull(config, "config");
         this.segment = cfg.segmentPayload();
+        // Timer packets (RESEND, NEED_ACK, BUSY) may take timerTrafficPercent of the link, a few
+        // ticks' worth at once at most.
+        this.timerBytesPerTick = Math.max(1, (long) (cfg.linkMbps * 125_000.0 * cfg.timerTrafficPercent / 100
+                * cfg.tickNanos / 1e9));
+        this.timerBytesMax = Math.max(4 * timerBytesPerTick, 4L * (WireFormat.RESEND_LENGTH + cfg.ipUdpOverhead));
+        this.timerBytes = timerBytesMax;
         this.unscheduledLimit = cfg.unscheduledLimit();
         this.ourCutoffs = cfg.unscheduledCutoffs();
         this.grants = new GrantScheduler(cfg);
@@ -969,6 +979,7 @@ public final class HomaEngine {
     }
 
     private void runTick(long now) {
+        timerBytes = Math.min(timerBytes + timerBytesPerTick, timerBytesMax);
         // Oldest first, so that when a peer's budget of timer packets runs out the oldest RPCs
         // were served (and every RPC gets its turn as the older ones hear back).
         Rpc rpc = oldestLive;
@@ -1037,7 +1048,7 @@ public final class HomaEngine {
         if (receiving && in != null && in.received() >= in.granted) {
             // Everything we granted has arrived: the sender waits for our grants. Tell it we live.
             rpc.silentTicks = 0;
-            if (++rpc.waitTicks >= cfg.resendInterval && peer.busyLeft > 0) {
+            if (++rpc.waitTicks >= cfg.resendInterval && peer.busyLeft > 0 && timerBudget(WireFormat.BARE_LENGTH)) {
                 peer.busyLeft--;
                 rpc.waitTicks = 0;
                 sendBare(peer.address, PacketType.BUSY, rpc.id, Counter.PACKETS_SENT_BUSY);
@@ -1065,18 +1076,33 @@ public final class HomaEngine {
             // The client holds an ack up to ackDelayTicks hoping to piggy-back it, and it needs a
             // round trip to reach us: asking earlier only races it.
             if (rpc.silentTicks >= Math.max(cfg.needAckTicks, cfg.ackDelayTicks + rto) && askDue(rpc, rto)
-                    && peer.needAcksLeft > 0) {
+                    && peer.needAcksLeft > 0 && timerBudget(WireFormat.BARE_LENGTH)) {
                 peer.needAcksLeft--;
                 asked(rpc);
                 sendBare(peer.address, PacketType.NEED_ACK, rpc.id, Counter.PACKETS_SENT_NEED_ACK);
             }
             return;
         }
-        if (rpc.silentTicks >= Math.max(cfg.resendTicks, rto) && askDue(rpc, rto) && peer.resendsLeft > 0) {
+        if (rpc.silentTicks >= Math.max(cfg.resendTicks, rto) && askDue(rpc, rto) && peer.resendsLeft > 0
+                && timerBudget(WireFormat.RESEND_LENGTH)) {
             peer.resendsLeft--;
             asked(rpc);
             requestMissing(rpc);
         }
+    }
+
+    /**
+     * Takes one timer packet of {@code length} bytes from this tick's share of the link (see
+     * {@code timerTrafficPercent}); false, and counted, if the share is spent: the RPC asks on a
+     * later tick. The balance may go one packet negative, so every tick sends at least one.
+     */
+    private boolean timerBudget(int length) {
+        if (timerBytes <= 0) {
+            counters[Counter.TIMER_PACKETS_DEFERRED.ordinal()]++;
+            return false;
+        }
+        timerBytes -= length + cfg.ipUdpOverhead;
+        return true;
     }
 
     /**
@@ -1210,7 +1236,8 @@ public final class HomaEngine {
             if (cfg.tombstoneTicks > 0 && rpc.state == Rpc.State.SERVER_AWAITING_ACK) {
                 // Acknowledged: the client has the response, so any request packet for this id
                 // still in the network is a late duplicate that must not run again.
-                peer.tombstones.put(rpc.clientId(), tick + cfg.tombstoneTicks);
+                // Kept for two round trips at least: on a slow path a copy can be late by that much.
+                peer.tombstones.put(rpc.clientId(), tick + Math.max(cfg.tombstoneTicks, 2L * roundTripTicks(peer)));
             }
         }
         rpc.state = Rpc.State.DEAD;

@@ -106,6 +106,30 @@ class AdaptiveTimersTest {
         assertTrue(last <= CFG.timeoutTicks / 10 + 1, "but are capped well below the timeout: " + resendTicks);
     }
 
+    /** RESENDs sent by A in {@code ticks} ticks with 20 requests to 20 silent servers, on a link of {@code mbps}. */
+    private static long resendsToSilentServers(long mbps, int ticks, long[] deferred) {
+        EngineConfig c = EngineConfig.builder().pacerEnabled(false).linkMbps(mbps).timeoutTicks(1000).build();
+        EnginePair p = new EnginePair(c);
+        for (int i = 0; i < 20; i++) {
+            p.a.startRequest(p.now, new java.net.InetSocketAddress("10.9.9." + (i + 1), 4000), bytes(10));
+        }
+        p.advance(ticks * c.tickNanos); // nobody answers: packets to third parties are lost
+        deferred[0] = p.a.counter(Counter.TIMER_PACKETS_DEFERRED);
+        return p.sent(p.addrA, PacketType.RESEND).size();
+    }
+
+    @Test
+    void timerPackets_keepToTheirShareOfTheLink() {
+        long[] deferred = new long[1];
+        long fast = resendsToSilentServers(25_000, 100, deferred);
+        assertEquals(0, deferred[0], "on a fast link the share is never reached");
+        // 1 Mbit/s: 5% is 6 bytes per tick, so after a burst of 4 about one 52-byte RESEND in 9 ticks.
+        long slow = resendsToSilentServers(1, 100, deferred);
+        assertTrue(deferred[0] > 0);
+        assertTrue(slow <= 4 + 100 * 6 / 52 + 1, "slow link: " + slow + " RESENDs");
+        assertTrue(fast > 3 * slow, "fast " + fast + " vs slow " + slow);
+    }
+
     @Test
     void needAck_forResponseStillArriving_answeredWithNothing() {
         EnginePair p = new EnginePair(CFG);

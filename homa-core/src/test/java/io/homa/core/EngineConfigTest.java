@@ -217,7 +217,7 @@ class EngineConfigTest {
                 .fifoGrantIncrement(30_000).unscheduledCutoffs(0, 0, 0, 100, 200, 300, 400, 500)
                 .maxScheduledPriority(2).defaultUnscheduledPriority(5).linkMbps(100_000)
                 .maxNicQueueNanos(2_000).throttleMinBytes(500).pacerEnabled(false).maxGsoSegments(16)
-                .tickNanos(500_000).resendTicks(3).resendInterval(4).timeoutTicks(50).needAckTicks(3).ackDelayTicks(1)
+                .tickNanos(500_000).resendTicks(3).resendInterval(4).timeoutTicks(50).needAckTicks(3).ackDelayTicks(1).timerTrafficPercent(20)
                 .tombstoneTicks(7).cutoffsIntervalNanos(2_000_000).maxRestarts(2).maxServerRpcsPerPeer(99)
                 .maxRpcs(1234).maxBufferedBytes(1L << 20).maxBufferedBytesPerPeer(1L << 19)
                 .maxOutgoingBytes(1L << 24).idShard(3, 8).fifoSchedulingForTests(true)
@@ -518,6 +518,12 @@ class EngineConfigTest {
     @ValueSource(ints = {-1, Integer.MIN_VALUE})
     void invalid_ackDelayTicks(int v) {
         assertRejected("ackDelayTicks", b -> b.ackDelayTicks(v));
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {0, -1, 101})
+    void invalid_timerTrafficPercent(int v) {
+        assertRejected("timerTrafficPercent", b -> b.timerTrafficPercent(v));
     }
 
     @Test
