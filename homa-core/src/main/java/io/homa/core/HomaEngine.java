@@ -312,7 +312,7 @@ public final class HomaEngine {
             int len = c.buffer.position();
             out.put(c.buffer.array(), 0, len);
             fill(c.destination, CONTROL_PRIORITY, len, 1, len, false);
-            pacer.transmitted(now, len + cfg.ipUdpOverhead);
+            pacer.transmitted(now, len + cfg.ipUdpOverhead + WireFormat.ETHERNET_FRAME_OVERHEAD);
             c.destination = null;
             controlPool.add(c);
             return transmit;
@@ -858,7 +858,7 @@ public final class HomaEngine {
             }
             count++;
             total += WireFormat.DATA_HEADER + n;
-            pacer.transmitted(now, WireFormat.DATA_HEADER + n + cfg.ipUdpOverhead);
+            pacer.transmitted(now, WireFormat.DATA_HEADER + n + cfg.ipUdpOverhead + WireFormat.ETHERNET_FRAME_OVERHEAD);
             if (n < first || count >= cfg.maxGsoSegments) {
                 break;
             }
@@ -888,7 +888,7 @@ public final class HomaEngine {
             count++;
             total += WireFormat.DATA_HEADER + n;
             counters[Counter.BYTES_RETRANSMITTED.ordinal()] += n;
-            pacer.transmitted(now, WireFormat.DATA_HEADER + n + cfg.ipUdpOverhead);
+            pacer.transmitted(now, WireFormat.DATA_HEADER + n + cfg.ipUdpOverhead + WireFormat.ETHERNET_FRAME_OVERHEAD);
             if (n < first) {
                 break;
             }
