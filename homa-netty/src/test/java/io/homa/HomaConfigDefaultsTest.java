@@ -32,6 +32,22 @@ class HomaConfigDefaultsTest {
     }
 
     @Test
+    void slowLink_pacerAllowsTwoPacketsInTheNic() {
+        EngineConfig e = onEthernet().linkMbps(100).build().protocol();
+        assertEquals(2 * 1500 * 8_000L / 100, e.maxNicQueueNanos, "two 1,500-byte packets at 100 Mbit/s");
+        assertEquals(D.maxNicQueueNanos, onEthernet().build().protocol().maxNicQueueNanos);
+    }
+
+    @Test
+    void wholeProtocolGiven_nothingDerived() {
+        EngineConfig mine = EngineConfig.builder().linkMbps(10).build();
+        EngineConfig e = onEthernet().protocol(mine).linkMbps(10).build().protocol();
+        assertEquals(mine.unscheduledBytes, e.unscheduledBytes);
+        assertEquals(mine.maxIncoming, e.maxIncoming);
+        assertEquals(mine.maxNicQueueNanos, e.maxNicQueueNanos);
+    }
+
+    @Test
     void slowerLink_scalesInProportion() {
         EngineConfig e = onEthernet().linkMbps(2_500).build().protocol();
         assertEquals(D.unscheduledBytes / 10, e.unscheduledBytes);

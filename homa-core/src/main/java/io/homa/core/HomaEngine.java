@@ -548,6 +548,7 @@ public final class HomaEngine {
         }
         rpc.silentTicks = 0;
         rpc.peer.heardTick = tick; // the peer is alive
+        rpc.heard = true;
         if (pkt.ackId != 0) {
             acknowledged(from, pkt.ackId);
         }
@@ -674,6 +675,7 @@ public final class HomaEngine {
             }
             if (rpc != null) {
                 rpc.peer.heardTick = tick; // the peer is alive
+                rpc.heard = true;
             }
             return rpc;
         }
@@ -771,6 +773,7 @@ public final class HomaEngine {
         }
         senders.remove(rpc.out);
         rpc.out.restart();
+        rpc.heard = false; // the server forgot it
         rpc.silentTicks = 0;
         senders.offer(rpc.out);
     }
@@ -1046,9 +1049,13 @@ public final class HomaEngine {
         IncomingMessage in = rpc.in;
         boolean receiving = rpc.client ? out.fullySent() : rpc.state == Rpc.State.SERVER_RECEIVING;
         if (receiving && in != null && in.received() >= in.granted) {
-            // Everything we granted has arrived: the sender waits for our grants. Tell it we live.
+            // Everything we granted has arrived: the sender waits for our grants. Tell it we live,
+            // often enough that it never times out (it gives up only after timeoutTicks of silence
+            // from the whole peer), not every few ticks: SRPT may starve a long message for
+            // seconds, and a keep-alive per waiting message per resendInterval was most of the
+            // control traffic of a loaded W4 run.
             rpc.silentTicks = 0;
-            if (++rpc.waitTicks >= cfg.resendInterval && peer.busyLeft > 0 && timerBudget(WireFormat.BARE_LENGTH)) {
+            if (++rpc.waitTicks >= keepAliveTicks() && peer.busyLeft > 0 && timerBudget(WireFormat.BARE_LENGTH)) {
                 peer.busyLeft--;
                 rpc.waitTicks = 0;
                 sendBare(peer.address, PacketType.BUSY, rpc.id, Counter.PACKETS_SENT_BUSY);
@@ -1083,12 +1090,25 @@ public final class HomaEngine {
             }
             return;
         }
-        if (rpc.silentTicks >= Math.max(cfg.resendTicks, rto) && askDue(rpc, rto) && peer.resendsLeft > 0
+        int threshold = Math.max(cfg.resendTicks, rto);
+        if (rpc.client && rpc.heard && !out.fullySent() && out.sent >= out.granted) {
+            // Our request waits for grants from a server that knows it: while it does, it sends
+            // keep-alives, and a lost GRANT comes back as its RESEND below the grant. Ask only
+            // when two keep-alives were missed: the server may have forgotten the request (it
+            // restarted, or evicted it for memory) and answers RPC_UNKNOWN, so we restart.
+            threshold = Math.max(threshold, 2 * keepAliveTicks());
+        }
+        if (rpc.silentTicks >= threshold && askDue(rpc, rto) && peer.resendsLeft > 0
                 && timerBudget(WireFormat.RESEND_LENGTH)) {
             peer.resendsLeft--;
             asked(rpc);
             requestMissing(rpc);
         }
+    }
+
+    /** How often a receiver starving a message (SRPT) tells its sender that it is alive. */
+    private int keepAliveTicks() {
+        return Math.max(cfg.resendInterval, cfg.timeoutTicks / MIN_ASKS_PER_TIMEOUT);
     }
 
     /**

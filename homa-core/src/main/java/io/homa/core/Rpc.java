@@ -35,6 +35,8 @@ final class Rpc {
     int restarts;
     /** Tick of this RPC's last RESEND (or NEED_ACK), for the per-RPC interval. */
     long lastAskTick = Long.MIN_VALUE / 2;
+    /** Client: the server has sent something about this RPC (so it knows the request exists). */
+    boolean heard;
     /** RESENDs (or NEED_ACKs) sent since the RPC last made progress; each doubles the next interval. */
     int asks;
     /** Client: when the request's last byte went out (ns), valid while {@link #timingRoundTrip}. */

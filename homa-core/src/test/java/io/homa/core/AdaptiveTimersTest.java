@@ -131,6 +131,26 @@ class AdaptiveTimersTest {
     }
 
     @Test
+    void requestWaitingForGrants_fromAServerThatKnowsIt_asksNothing() {
+        EnginePair p = new EnginePair(CFG);
+        // Far longer than the unscheduled bytes, and every GRANT is lost: the request advances only
+        // by B's RESENDs below its grant, and is still incomplete at the end.
+        p.a.startRequest(p.now, p.addrB, bytes(40_000_000));
+        // Until B first answers about the request, A cannot know B has it, and may probe once.
+        p.advance(20 * TICK, pk -> pk.type() != PacketType.GRANT);
+        assertEquals(1, p.b.liveServerRpcs());
+        assertFalse(p.sent(p.addrB, PacketType.RESEND).isEmpty());
+        int before = p.sent(p.addrA, PacketType.RESEND).size();
+        p.advance(300 * TICK, pk -> pk.type() != PacketType.GRANT);
+        assertEquals(before, p.sent(p.addrA, PacketType.RESEND).size(),
+                "the client does not probe a server that knows its request");
+        assertFalse(p.sent(p.addrB, PacketType.RESEND).isEmpty(), "the server asks for what it granted");
+        assertTrue(p.a.counter(Counter.LOST_GRANTS_RECOVERED) > 0, "and that RESEND stands in for the lost GRANT");
+        assertEquals(1, p.a.liveClientRpcs(), "nothing timed out");
+        assertTrue(p.eventsB.isEmpty(), "the request was still arriving throughout");
+    }
+
+    @Test
     void needAck_forResponseStillArriving_answeredWithNothing() {
         EnginePair p = new EnginePair(CFG);
         long id = p.a.startRequest(p.now, p.addrB, bytes(10));
