@@ -141,6 +141,7 @@ public final class HomaConfig {
         b.protocol = protocol.toBuilder();
         b.mtuChosen = true; // already resolved for this config's bind address
         b.budgetChosen = true;
+        b.unscheduledChosen = true;
         b.defaultDeadline = defaultDeadline;
         b.requestTimeout = requestTimeout;
         b.eventLoops = eventLoops;
@@ -477,12 +478,12 @@ public final class HomaConfig {
                     }
                 }
                 engine = protocol.build();
-                if (linkChosen && engine.linkMbps < EngineConfig.defaults().linkMbps && !protocolChosen) {
-                    engine = scaledToLink(engine);
-                }
                 if (bindAddress.getAddress() instanceof Inet6Address
                         && engine.ipUdpOverhead == WireFormat.IPV4_UDP_OVERHEAD) {
                     engine = engine.toBuilder().ipUdpOverhead(WireFormat.IPV6_UDP_OVERHEAD).build();
+                }
+                if (linkChosen && engine.linkMbps < EngineConfig.defaults().linkMbps && !protocolChosen) {
+                    engine = scaledToLink(engine); // after the IPv6 header: segments are sized by it
                 }
             } catch (IllegalArgumentException e) {
                 throw new HomaBadArgumentException("bad protocol setting: " + e.getMessage(), e);

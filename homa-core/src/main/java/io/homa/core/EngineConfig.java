@@ -229,7 +229,9 @@ public final class EngineConfig {
                 + ", unscheduledBytes=" + unscheduledBytes + ", maxIncoming=" + maxIncoming
                 + ", maxOvercommit=" + maxOvercommit + ", grantWindow=" + grantWindow
                 + ", cutoffs=" + Arrays.toString(unscheduledCutoffs) + ", linkMbps=" + linkMbps
-                + ", tickNanos=" + tickNanos + ", timeoutTicks=" + timeoutTicks
+                + ", tickNanos=" + tickNanos + ", timeoutTicks=" + timeoutTicks + ", needAckTicks=" + needAckTicks
+                + ", ackDelayTicks=" + ackDelayTicks + ", timerTrafficPercent=" + timerTrafficPercent
+                + ", maxNicQueueNanos=" + maxNicQueueNanos
                 + ", maxBufferedBytes=" + maxBufferedBytes + ", maxBufferedBytesPerPeer=" + maxBufferedBytesPerPeer
                 + ", maxOutgoingBytes=" + maxOutgoingBytes + ", maxServerRpcsPerPeer=" + maxServerRpcsPerPeer
                 + ", maxRpcs=" + maxRpcs + "}";

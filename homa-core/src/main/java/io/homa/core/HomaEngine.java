@@ -423,6 +423,11 @@ public final class HomaEngine {
     // ------------------------------------------------------------------ receiving DATA
 
     private void handleData(long now, InetSocketAddress from, ByteBuffer buf) {
+        if (pkt.ackId != 0) {
+            // First, whatever becomes of the data: a server refusing new requests at maxRpcs is
+            // the one that most needs the acks riding on them.
+            acknowledged(from, pkt.ackId);
+        }
         long senderId = pkt.senderId;
         Rpc rpc;
         boolean fresh = false;
@@ -549,9 +554,6 @@ public final class HomaEngine {
         rpc.silentTicks = 0;
         rpc.peer.heardTick = tick; // the peer is alive
         rpc.heard = true;
-        if (pkt.ackId != 0) {
-            acknowledged(from, pkt.ackId);
-        }
         if (pkt.cutoffVersion != ourCutoffVersion) {
             maybeSendCutoffs(now, rpc);
         }
@@ -880,9 +882,13 @@ public final class HomaEngine {
         int first = Math.min(segment, end - pos);
         int count = 0;
         int total = 0;
+        if (m.rpc.client) {
+            m.rpc.timingRoundTrip = false; // Karn: the response now answers a repeated request
+            m.rpc.roundTripSpoiled = true;
+        }
         while (pos < end && count < cfg.maxGsoSegments) {
             int n = Math.min(segment, end - pos);
-            if (count > 0 && out.remaining() < WireFormat.DATA_HEADER + n) {
+            if (count > 0 && (out.remaining() < WireFormat.DATA_HEADER + n || !pacer.mayTransmit(now, end - pos))) {
                 break;
             }
             PacketEncoder.data(out, m.rpc.id, m.length, Math.min(m.granted, m.length), pos,
@@ -909,7 +915,7 @@ public final class HomaEngine {
             senders.pollHead();
         }
         Rpc rpc = m.rpc;
-        if (rpc.client && !rpc.timingRoundTrip && rpc.restarts == 0 && m.fullySent()) {
+        if (rpc.client && !rpc.timingRoundTrip && !rpc.roundTripSpoiled && rpc.restarts == 0 && m.fullySent()) {
             rpc.timingRoundTrip = true; // the response's first original packet closes the round trip
             rpc.requestSentAt = now;
         }
@@ -1083,12 +1089,15 @@ public final class HomaEngine {
             // The client holds an ack up to ackDelayTicks hoping to piggy-back it, and it needs a
             // round trip to reach us: asking earlier only races it.
             if (rpc.silentTicks >= Math.max(cfg.needAckTicks, cfg.ackDelayTicks + rto) && askDue(rpc, rto)
-                    && peer.needAcksLeft > 0 && timerBudget(WireFormat.BARE_LENGTH)) {
+                    && peer.needAcksLeft > 0 && (timerBudget(WireFormat.BARE_LENGTH) || nearTimeout(rpc))) {
                 peer.needAcksLeft--;
                 asked(rpc);
                 sendBare(peer.address, PacketType.NEED_ACK, rpc.id, Counter.PACKETS_SENT_NEED_ACK);
             }
             return;
+        }
+        if (!rpc.client && rpc.in == null) {
+            return; // a server sending its response has nothing to ask for: the client asks
         }
         int threshold = Math.max(cfg.resendTicks, rto);
         if (rpc.client && rpc.heard && !out.fullySent() && out.sent >= out.granted) {
@@ -1099,11 +1108,20 @@ public final class HomaEngine {
             threshold = Math.max(threshold, 2 * keepAliveTicks());
         }
         if (rpc.silentTicks >= threshold && askDue(rpc, rto) && peer.resendsLeft > 0
-                && timerBudget(WireFormat.RESEND_LENGTH)) {
+                && (timerBudget(WireFormat.RESEND_LENGTH) || nearTimeout(rpc))) {
             peer.resendsLeft--;
             asked(rpc);
             requestMissing(rpc);
         }
+    }
+
+    /**
+     * Whether the RPC has been silent for half its timeout: it asks even when the timer's share of
+     * the link is spent, so that the share can never keep a live peer from being asked before
+     * the RPC times out (the per-peer ration still applies).
+     */
+    private boolean nearTimeout(Rpc rpc) {
+        return rpc.silentTicks >= cfg.timeoutTicks / 2;
     }
 
     /** How often a receiver starving a message (SRPT) tells its sender that it is alive. */
@@ -1114,7 +1132,7 @@ public final class HomaEngine {
     /**
      * Takes one timer packet of {@code length} bytes from this tick's share of the link (see
      * {@code timerTrafficPercent}); false, and counted, if the share is spent: the RPC asks on a
-     * later tick. The balance may go one packet negative, so every tick sends at least one.
+     * later tick. The balance may go one packet negative (a packet goes whenever it is positive).
      */
     private boolean timerBudget(int length) {
         if (timerBytes <= 0) {
@@ -1154,7 +1172,9 @@ public final class HomaEngine {
 
     private void asked(Rpc rpc) {
         rpc.lastAskTick = tick;
-        rpc.asks++;
+        if (rpc.asks <= MAX_ASK_BACKOFF_SHIFT) {
+            rpc.asks++;
+        }
     }
 
     /** Asks the peer for what we miss: the gaps below the grant, or (a client with nothing) all of it. */

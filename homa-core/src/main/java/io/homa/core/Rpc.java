@@ -43,6 +43,8 @@ final class Rpc {
     long requestSentAt;
     /** Client: the request went out once, unrepeated, so its response measures the round trip. */
     boolean timingRoundTrip;
+    /** Client: part of the request was retransmitted, so its response measures nothing. */
+    boolean roundTripSpoiled;
     /** Neighbours in the engine's list of live RPCs, oldest first (the timer scans in age order). */
     Rpc olderLive;
     Rpc newerLive;

@@ -60,6 +60,20 @@ class AdaptiveTimersTest {
     }
 
     @Test
+    void retransmittedRequest_isNoSample() {
+        EnginePair p = new EnginePair(CFG);
+        p.a.startRequest(p.now, p.addrB, bytes(4 * CFG.segmentPayload()));
+        int[] data = {0};
+        // The request's second segment is lost once; B asks for it, A retransmits it.
+        p.advance(20 * TICK, pk -> !(pk.type() == PacketType.DATA && pk.from().equals(p.addrA) && data[0]++ == 1));
+        assertTrue(p.a.counter(Counter.PACKETS_RETRANSMITTED) > 0);
+        p.serveFromB(new byte[10]);
+        p.exchange();
+        assertEquals(1, p.eventsA.size(), "the response arrived");
+        assertEquals(0, p.a.counter(Counter.RTT_SAMPLES), "Karn: the request was repeated, so its round trip is unknown");
+    }
+
+    @Test
     void longRoundTrip_delaysFirstResend() {
         EnginePair p = new EnginePair(CFG);
         for (int i = 0; i < 8; i++) {
@@ -128,6 +142,24 @@ class AdaptiveTimersTest {
         assertTrue(deferred[0] > 0);
         assertTrue(slow <= 4 + 100 * 6 / 52 + 1, "slow link: " + slow + " RESENDs");
         assertTrue(fast > 3 * slow, "fast " + fast + " vs slow " + slow);
+    }
+
+    @Test
+    void timerShareSpent_everyRpcStillAsksBeforeItTimesOut() {
+        EngineConfig c = EngineConfig.builder().pacerEnabled(false).linkMbps(1).build(); // timeoutTicks 100
+        EnginePair p = new EnginePair(c);
+        List<java.net.InetSocketAddress> servers = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            servers.add(new java.net.InetSocketAddress("10.9.8." + (i + 1), 4000));
+            p.a.startRequest(p.now, servers.get(i), bytes(10));
+        }
+        p.advance(150 * c.tickNanos); // nobody answers; every RPC times out
+        assertEquals(0, p.a.liveClientRpcs());
+        assertTrue(p.a.counter(Counter.TIMER_PACKETS_DEFERRED) > 0, "the share was spent");
+        for (java.net.InetSocketAddress s : servers) {
+            assertTrue(p.wire.stream().anyMatch(pk -> pk.to().equals(s) && pk.type() == PacketType.RESEND),
+                    s + " was never asked before its RPC timed out");
+        }
     }
 
     @Test

@@ -287,6 +287,24 @@ class HomaEngineTest {
     }
 
     @Test
+    void ack__onARefusedRequest_stillFreesTheServer() {
+        EngineConfig oneRpc = CFG.toBuilder().maxRpcs(1).build();
+        EnginePair p = new EnginePair(CFG, oneRpc);
+        long first = p.a.startRequest(p.now, p.addrB, bytes(10));
+        p.exchange();
+        p.serveFromB(new byte[10]);
+        p.exchange();
+        assertEquals(1, p.b.liveServerRpcs(), "waiting for its ack: B is full");
+        p.a.startRequest(p.now, p.addrB, bytes(10));
+        List<EnginePair.Packet> next = p.drain(p.a);
+        assertEquals(first, next.get(0).decoded().ackId);
+        next.forEach(p::deliver);
+        // The ack is taken before the maxRpcs check, so it makes the room the request needs.
+        assertEquals(0, p.b.drops(DropReason.RPC_LIMIT));
+        assertEquals(2, p.eventsB.stream().filter(e -> e.kind() == EngineEvent.Kind.REQUEST).count());
+    }
+
+    @Test
     void ack__fullBatch_sentAtOnce() {
         EnginePair p = new EnginePair(CFG);
         for (int i = 0; i < WireFormat.MAX_ACKS; i++) {
