@@ -32,9 +32,10 @@ class HomaConfigDefaultsTest {
     }
 
     @Test
-    void slowLink_pacerAllowsTwoPacketsInTheNic() {
+    void slowLink_pacerAllowsHalfAMillisecondInTheNic() {
         EngineConfig e = onEthernet().linkMbps(100).build().protocol();
-        assertEquals(2 * 1500 * 8_000L / 100, e.maxNicQueueNanos, "two 1,500-byte packets at 100 Mbit/s");
+        assertEquals(500_000, e.maxNicQueueNanos, "about four 1,500-byte packets at 100 Mbit/s");
+        assertEquals(500_000, onEthernet().linkMbps(10).build().protocol().maxNicQueueNanos);
         assertEquals(D.maxNicQueueNanos, onEthernet().build().protocol().maxNicQueueNanos);
     }
 
