@@ -16,11 +16,13 @@ import io.netty.channel.socket.nio.NioDatagramChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.EventExecutor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -58,6 +60,22 @@ public final class NettyIo {
     }
 
     /** A group of {@code threads} event loops on daemon threads named {@code name-N}. */
+    /**
+     * Runs {@code task} on {@code loop}: at once when called from the loop, else queued; if the
+     * loop refuses it (it is shutting down), runs {@code refused} on the calling thread instead.
+     */
+    public static void onLoop(EventExecutor loop, Runnable task, Runnable refused) {
+        if (loop.inEventLoop()) {
+            task.run();
+            return;
+        }
+        try {
+            loop.execute(task);
+        } catch (RejectedExecutionException e) {
+            refused.run();
+        }
+    }
+
     public static EventLoopGroup newGroup(int threads, String name) {
         IoHandlerFactory factory = epoll() ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
         return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(name, true), factory);

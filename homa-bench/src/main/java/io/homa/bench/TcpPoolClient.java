@@ -105,15 +105,7 @@ public final class TcpPoolClient implements EchoClient {
         }
         long id = ids.getAndIncrement();
         Call call = new Call(id, TcpFrames.encode(ByteBufAllocator.DEFAULT, id, request), result);
-        if (loop.inEventLoop()) {
-            dispatch(call);
-        } else {
-            try {
-                loop.execute(() -> dispatch(call));
-            } catch (RejectedExecutionException e) {
-                call.fail(new ClosedChannelException());
-            }
-        }
+        NettyIo.onLoop(loop, () -> dispatch(call), () -> call.fail(new ClosedChannelException()));
         return result;
     }
 

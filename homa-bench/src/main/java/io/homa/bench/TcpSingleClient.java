@@ -19,7 +19,6 @@ import java.nio.channels.ClosedChannelException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -75,16 +74,10 @@ public final class TcpSingleClient implements EchoClient {
         }
         long id = ids.getAndIncrement();
         ByteBuf frame = TcpFrames.encode(channel.alloc(), id, request);
-        if (loop.inEventLoop()) {
-            send(id, frame, result);
-        } else {
-            try {
-                loop.execute(() -> send(id, frame, result));
-            } catch (RejectedExecutionException e) {
-                frame.release();
-                result.completeExceptionally(new ClosedChannelException());
-            }
-        }
+        NettyIo.onLoop(loop, () -> send(id, frame, result), () -> {
+            frame.release();
+            result.completeExceptionally(new ClosedChannelException());
+        });
         return result;
     }
 

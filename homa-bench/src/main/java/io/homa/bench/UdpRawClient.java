@@ -16,7 +16,6 @@ import java.nio.channels.ClosedChannelException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -72,16 +71,10 @@ public final class UdpRawClient implements EchoClient {
         ByteBuf content = channel.alloc().directBuffer(ID_FIELD + request.length);
         content.writeLong(id).writeBytes(request);
         DatagramPacket packet = new DatagramPacket(content, server);
-        if (loop.inEventLoop()) {
-            send(id, packet, result);
-        } else {
-            try {
-                loop.execute(() -> send(id, packet, result));
-            } catch (RejectedExecutionException e) {
-                packet.release();
-                result.completeExceptionally(new ClosedChannelException());
-            }
-        }
+        NettyIo.onLoop(loop, () -> send(id, packet, result), () -> {
+            packet.release();
+            result.completeExceptionally(new ClosedChannelException());
+        });
         return result;
     }
 
