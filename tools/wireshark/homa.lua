@@ -1,0 +1,412 @@
+-- Wireshark dissector for homa-java's Homa over UDP. The layout is docs/wire-format.md, defined by
+-- io.homa.core.wire.WireFormat and checked by PacketDecoder: when they change, change this too.
+--
+-- Load it with `tshark -X lua_script:tools/wireshark/homa.lua ...`, or copy it into Wireshark's
+-- personal Lua plugin folder (Help > About > Folders). It decodes the UDP ports of the preference
+-- "homa.ports", and any other UDP datagram that starts with the magic "HM" and version 1.
+-- Every check of PacketDecoder is repeated here as expert info whose text ends in
+-- "[dropped: REASON]", REASON being the DropReason a homa-java receiver counts for the packet.
+
+local MAGIC = 0x484D
+local VERSION = 1
+local COMMON_HEADER = 12
+local DATA_HEADER = 40
+local FLAG_RETRANSMIT = 0x01
+local GRANT_LENGTH = 20
+local RESEND_LENGTH = 24
+local CUTOFFS_LENGTH = 48
+local ACK_HEADER = 16
+local ACK_ENTRY = 10
+local MAX_ACKS = 5
+local PRIORITY_LEVELS = 8
+local MAX_PRIORITY = 7
+-- The ports scripts/experiment gives Homa; everything else is found by the heuristic.
+local DEFAULT_PORTS = "3900,4000-4099"
+-- HomaConfig's default maxMessageLength (64 MiB).
+local DEFAULT_MAX_MESSAGE = 64 * 1024 * 1024
+
+local DATA, GRANT, RESEND, RPC_UNKNOWN, BUSY, CUTOFFS, FREEZE, NEED_ACK, ACK =
+    0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18
+
+local TYPE_NAMES = {
+    [DATA] = "DATA", [GRANT] = "GRANT", [RESEND] = "RESEND", [RPC_UNKNOWN] = "RPC_UNKNOWN",
+    [BUSY] = "BUSY", [CUTOFFS] = "CUTOFFS", [NEED_ACK] = "NEED_ACK", [ACK] = "ACK",
+}
+
+local homa = Proto("homa", "Homa over UDP")
+
+local f = {
+    magic = ProtoField.uint16("homa.magic", "Magic", base.HEX),
+    version = ProtoField.uint8("homa.version", "Version", base.DEC),
+    type = ProtoField.uint8("homa.type", "Type", base.HEX, TYPE_NAMES),
+    id = ProtoField.uint64("homa.id", "Sender id", base.DEC),
+    rpc = ProtoField.uint64("homa.rpc", "RPC (client id)", base.DEC),
+    side = ProtoField.string("homa.side", "Sent by"),
+    message_length = ProtoField.uint32("homa.message_length", "Message length", base.DEC),
+    incoming = ProtoField.uint32("homa.incoming", "Incoming", base.DEC),
+    offset = ProtoField.uint32("homa.offset", "Offset", base.DEC),
+    cutoff_version = ProtoField.uint16("homa.cutoff_version", "Cutoff version", base.DEC),
+    flags = ProtoField.uint8("homa.flags", "Flags", base.HEX),
+    retransmit = ProtoField.bool("homa.flags.retransmit", "Retransmission", 8, nil, FLAG_RETRANSMIT),
+    ack_id = ProtoField.uint64("homa.ack_id", "Piggy-backed ack id", base.DEC),
+    ack_port = ProtoField.uint16("homa.ack_port", "Piggy-backed ack port", base.DEC),
+    payload_length = ProtoField.uint32("homa.payload_length", "Payload length", base.DEC),
+    payload = ProtoField.bytes("homa.payload", "Payload"),
+    priority = ProtoField.uint8("homa.priority", "Priority", base.DEC),
+    resend_length = ProtoField.int32("homa.resend_length", "Length (-1: all sent so far)", base.DEC),
+    cutoff = ProtoField.uint32("homa.cutoff", "Cutoff", base.DEC),
+    ack_count = ProtoField.uint8("homa.ack_count", "Ack count", base.DEC),
+    ack_client_id = ProtoField.uint64("homa.ack.client_id", "Acked client id", base.DEC),
+    ack_server_port = ProtoField.uint16("homa.ack.server_port", "Acked server port", base.DEC),
+    reserved = ProtoField.bytes("homa.reserved", "Reserved"),
+    gso_segments = ProtoField.uint16("homa.gso.segments", "GSO segments", base.DEC),
+    gso_segment_size = ProtoField.uint16("homa.gso.segment_size", "GSO segment size", base.DEC),
+}
+homa.fields = f
+
+local MALFORMED, SEQUENCE, PROTOCOL = expert.group.MALFORMED, expert.group.SEQUENCE, expert.group.PROTOCOL
+local ERROR, WARN, NOTE, CHAT = expert.severity.ERROR, expert.severity.WARN, expert.severity.NOTE, expert.severity.CHAT
+local e = {
+    too_short = ProtoExpert.new("homa.too_short", "Shorter than the Homa header", MALFORMED, ERROR),
+    bad_magic = ProtoExpert.new("homa.bad_magic", "Not Homa's magic", MALFORMED, ERROR),
+    bad_version = ProtoExpert.new("homa.bad_version", "Unsupported wire version", MALFORMED, ERROR),
+    unknown_type = ProtoExpert.new("homa.unknown_type", "Unknown packet type", MALFORMED, ERROR),
+    bad_id = ProtoExpert.new("homa.bad_id", "Invalid RPC id", MALFORMED, ERROR),
+    bad_length = ProtoExpert.new("homa.bad_length", "Wrong length for the packet type", MALFORMED, ERROR),
+    trailing = ProtoExpert.new("homa.trailing_bytes", "Trailing bytes after the packet", MALFORMED, ERROR),
+    too_long = ProtoExpert.new("homa.message_too_long", "Message longer than the receiver accepts", PROTOCOL, WARN),
+    beyond = ProtoExpert.new("homa.beyond_message", "Range beyond the message", MALFORMED, ERROR),
+    empty = ProtoExpert.new("homa.empty_segment", "Empty segment of a non-empty message", MALFORMED, ERROR),
+    bad_flags = ProtoExpert.new("homa.bad_flags", "Undefined flag bits", MALFORMED, ERROR),
+    bad_priority = ProtoExpert.new("homa.bad_priority", "Priority above 7", MALFORMED, ERROR),
+    bad_ack_count = ProtoExpert.new("homa.bad_ack_count", "ACK count does not fit", MALFORMED, ERROR),
+    bad_cutoffs = ProtoExpert.new("homa.bad_cutoffs", "Invalid cutoffs", MALFORMED, ERROR),
+    retransmit = ProtoExpert.new("homa.retransmission", "Retransmitted data (answers a RESEND)", SEQUENCE, NOTE),
+    resend = ProtoExpert.new("homa.resend", "Receiver asks for data again", SEQUENCE, NOTE),
+    unknown_rpc = ProtoExpert.new("homa.rpc_unknown", "Peer does not know this RPC", SEQUENCE, NOTE),
+    gso = ProtoExpert.new("homa.gso", "GSO batch captured before segmentation", PROTOCOL, CHAT),
+}
+homa.experts = e
+
+homa.prefs.ports = Pref.range("UDP ports", DEFAULT_PORTS,
+    "UDP ports always decoded as Homa (datagrams on other ports are still found by the heuristic: magic \"HM\", version 1)",
+    65535)
+homa.prefs.max_message_length = Pref.uint("Largest message length", DEFAULT_MAX_MESSAGE,
+    "The receivers' maxMessageLength: longer messages, grants and resends beyond it are flagged")
+
+-- The IP TOS carries a DATA packet's priority (level = TOS >> 5); the packet itself does not.
+local ip_dsfield = Field.new("ip.dsfield")
+local ipv6_tclass = Field.new("ipv6.tclass")
+
+local function last(...)
+    local n = select("#", ...)
+    if n == 0 then return nil end
+    return (select(n, ...))
+end
+
+local function tos_level()
+    local ds = last(ip_dsfield()) or last(ipv6_tclass())
+    if ds == nil then return nil end
+    return math.floor(ds.value / 32) % 8
+end
+
+-- One problem: expert info on item, text ending in the receiver's drop reason.
+local function problem(item, ex, text, reason)
+    item:add_proto_expert_info(ex, reason and (text .. " [dropped: " .. reason .. "]") or text)
+end
+
+-- An id that no RPC uses (0 or 1): the low bit only says which side sent it.
+local function id_unused(id)
+    return id:higher() == 0 and id:lower() <= 1
+end
+
+local function id_odd(id)
+    return id:lower() % 2 == 1
+end
+
+local function fixed_length(tvb, tree, len, want, name)
+    if len < want then
+        problem(tree, e.bad_length, string.format("%s must be %d bytes, datagram has %d", name, want, len), "BAD_LENGTH")
+        return false
+    elseif len > want then
+        problem(tree, e.trailing, string.format("%d trailing bytes after %s (%d bytes)", len - want, name, want), "BAD_LENGTH")
+    end
+    return true
+end
+
+local function max_message()
+    return homa.prefs.max_message_length
+end
+
+local function dissect_data(tvb, pinfo, tree, len)
+    if len < DATA_HEADER then
+        problem(tree, e.bad_length, string.format("DATA header is %d bytes, datagram has %d", DATA_HEADER, len), "BAD_LENGTH")
+        return "(truncated)"
+    end
+    local message_length = tvb(12, 4):uint()
+    local incoming = tvb(16, 4):uint()
+    local offset = tvb(20, 4):uint()
+    local flags = tvb(26, 1):uint()
+    local ack_id = tvb(28, 8):uint64()
+    local payload = len - DATA_HEADER
+    local ml_item = tree:add(f.message_length, tvb(12, 4))
+    local in_item = tree:add(f.incoming, tvb(16, 4))
+    local off_item = tree:add(f.offset, tvb(20, 4))
+    tree:add(f.cutoff_version, tvb(24, 2))
+    local flags_item = tree:add(f.flags, tvb(26, 1))
+    flags_item:add(f.retransmit, tvb(26, 1))
+    tree:add(f.reserved, tvb(27, 1))
+    local ack_item = tree:add(f.ack_id, tvb(28, 8))
+    tree:add(f.ack_port, tvb(36, 2))
+    tree:add(f.reserved, tvb(38, 2))
+    local pl_item = tree:add(f.payload_length, payload):set_generated()
+    if payload > 0 then
+        tree:add(f.payload, tvb(DATA_HEADER, payload))
+    end
+    local level = tos_level()
+    if level ~= nil then
+        tree:add(f.priority, level):set_generated():append_text(" (from the IP TOS)")
+    end
+    -- PacketDecoder's order: the first failing check is the receiver's drop reason.
+    if message_length > max_message() then
+        problem(ml_item, e.too_long, string.format("message of %d bytes, above %d", message_length, max_message()),
+            "MESSAGE_TOO_LONG")
+    end
+    if incoming > message_length then
+        problem(in_item, e.beyond, string.format("incoming %d beyond the %d-byte message", incoming, message_length),
+            "BEYOND_MESSAGE")
+    end
+    if offset + payload > message_length then
+        problem(off_item, e.beyond, string.format("segment [%d, %d) beyond the %d-byte message", offset,
+            offset + payload, message_length), "BEYOND_MESSAGE")
+    end
+    if payload == 0 and message_length ~= 0 then
+        problem(pl_item, e.empty, "no payload in a non-empty message", "EMPTY_SEGMENT")
+    end
+    if bit.band(flags, bit.bnot(FLAG_RETRANSMIT)) ~= 0 then
+        problem(flags_item, e.bad_flags, string.format("flags 0x%02x", flags), "BAD_FLAGS")
+    end
+    if id_odd(ack_id) then
+        problem(ack_item, e.bad_id, "piggy-backed ack id is odd", "BAD_ID")
+    end
+    local retransmit = bit.band(flags, FLAG_RETRANSMIT) ~= 0
+    if retransmit then
+        flags_item:add_proto_expert_info(e.retransmit)
+    end
+    local info = string.format("off=%d len=%d msg=%d", offset, payload, message_length)
+    if level ~= nil then info = info .. " P" .. level end
+    if retransmit then info = info .. " rtx" end
+    if ack_id:lower() ~= 0 or ack_id:higher() ~= 0 then info = info .. " ack=" .. tostring(ack_id) end
+    return info
+end
+
+local function dissect_grant(tvb, tree, len)
+    if not fixed_length(tvb, tree, len, GRANT_LENGTH, "GRANT") then return "(truncated)" end
+    local offset = tvb(12, 4):uint()
+    local priority = tvb(16, 1):uint()
+    local off_item = tree:add(f.offset, tvb(12, 4))
+    local prio_item = tree:add(f.priority, tvb(16, 1))
+    tree:add(f.reserved, tvb(17, 3))
+    if offset > max_message() then
+        problem(off_item, e.beyond, string.format("grant offset %d above %d", offset, max_message()), "BEYOND_MESSAGE")
+    end
+    if priority > MAX_PRIORITY then
+        problem(prio_item, e.bad_priority, "priority " .. priority, "BAD_PRIORITY")
+    end
+    return string.format("off=%d P%d", offset, priority)
+end
+
+local function dissect_resend(tvb, tree, len)
+    if not fixed_length(tvb, tree, len, RESEND_LENGTH, "RESEND") then return "(truncated)" end
+    local offset = tvb(12, 4):uint()
+    local length = tvb(16, 4):int()
+    local priority = tvb(20, 1):uint()
+    local off_item = tree:add(f.offset, tvb(12, 4))
+    local len_item = tree:add(f.resend_length, tvb(16, 4))
+    local prio_item = tree:add(f.priority, tvb(20, 1))
+    tree:add(f.reserved, tvb(21, 3))
+    if length < -1 then
+        problem(len_item, e.bad_length, "resend length " .. length, "BAD_LENGTH")
+    elseif offset > max_message() or (length > 0 and offset + length > max_message()) then
+        problem(off_item, e.beyond, string.format("resend range beyond %d", max_message()), "BEYOND_MESSAGE")
+    end
+    if priority > MAX_PRIORITY then
+        problem(prio_item, e.bad_priority, "priority " .. priority, "BAD_PRIORITY")
+    end
+    tree:add_proto_expert_info(e.resend)
+    return string.format("off=%d len=%s P%d", offset, length == -1 and "all" or tostring(length), priority)
+end
+
+local function dissect_cutoffs(tvb, tree, len)
+    if not fixed_length(tvb, tree, len, CUTOFFS_LENGTH, "CUTOFFS") then return "(truncated)" end
+    local values = {}
+    for level = 0, PRIORITY_LEVELS - 1 do
+        local range = tvb(12 + 4 * level, 4)
+        local item = tree:add(f.cutoff, range):prepend_text("Level " .. level .. " ")
+        if range:int() < 0 then
+            problem(item, e.bad_cutoffs, "cutoff above 2^31-1", "BAD_CUTOFFS")
+        end
+        values[#values + 1] = tostring(range:uint())
+    end
+    local version = tvb(44, 2):uint()
+    local v_item = tree:add(f.cutoff_version, tvb(44, 2))
+    tree:add(f.reserved, tvb(46, 2))
+    if version == 0 then
+        problem(v_item, e.bad_cutoffs, "cutoff version 0", "BAD_CUTOFFS")
+    end
+    return string.format("v%d [%s]", version, table.concat(values, ","))
+end
+
+local function dissect_ack(tvb, tree, len)
+    if len < ACK_HEADER then
+        problem(tree, e.bad_length, string.format("ACK header is %d bytes, datagram has %d", ACK_HEADER, len), "BAD_LENGTH")
+        return "(truncated)"
+    end
+    local count = tvb(12, 1):uint()
+    local count_item = tree:add(f.ack_count, tvb(12, 1))
+    tree:add(f.reserved, tvb(13, 3))
+    local want = ACK_HEADER + count * ACK_ENTRY
+    if count > MAX_ACKS or len ~= want then
+        problem(count_item, e.bad_ack_count, string.format("%d entries need %d bytes, datagram has %d (at most %d entries)",
+            count, want, len, MAX_ACKS), "BAD_ACK_COUNT")
+    end
+    local ids = {}
+    for k = 0, count - 1 do
+        local at = ACK_HEADER + k * ACK_ENTRY
+        if at + ACK_ENTRY > len then break end
+        local id = tvb(at, 8):uint64()
+        local item = tree:add(f.ack_client_id, tvb(at, 8))
+        tree:add(f.ack_server_port, tvb(at + 8, 2))
+        if id_unused(id) or id_odd(id) then
+            problem(item, e.bad_id, "acked client id must be even and non-zero", "BAD_ID")
+        end
+        ids[#ids + 1] = tostring(id)
+    end
+    return string.format("count=%d [%s]", count, table.concat(ids, ","))
+end
+
+-- One Homa packet in tvb (a whole datagram, or one segment of a GSO batch). Returns its Info
+-- text and its subtree.
+local function dissect_packet(tvb, pinfo, root)
+    local len = tvb:len()
+    local tree = root:add(homa, tvb())
+    if len < COMMON_HEADER then
+        problem(tree, e.too_short, string.format("%d bytes, the header is %d", len, COMMON_HEADER), "TOO_SHORT")
+        return "too short", tree
+    end
+    local magic_item = tree:add(f.magic, tvb(0, 2))
+    if tvb(0, 2):uint() ~= MAGIC then
+        problem(magic_item, e.bad_magic, string.format("magic 0x%04x, Homa's is 0x%04x", tvb(0, 2):uint(), MAGIC), "BAD_MAGIC")
+        return "bad magic", tree
+    end
+    local version_item = tree:add(f.version, tvb(2, 1))
+    if tvb(2, 1):uint() ~= VERSION then
+        problem(version_item, e.bad_version, "version " .. tvb(2, 1):uint(), "BAD_VERSION")
+        return "bad version " .. tvb(2, 1):uint(), tree
+    end
+    local code = tvb(3, 1):uint()
+    local type_item = tree:add(f.type, tvb(3, 1))
+    local name = TYPE_NAMES[code]
+    if name == nil then
+        problem(type_item, e.unknown_type, code == FREEZE and "FREEZE (0x16) is not supported"
+            or string.format("type 0x%02x", code), "UNKNOWN_TYPE")
+        return string.format("unknown type 0x%02x", code), tree
+    end
+    local id = tvb(4, 8):uint64()
+    local id_item = tree:add(f.id, tvb(4, 8))
+    tree:add(f.rpc, tvb(4, 8), id:band(UInt64(0xFFFFFFFE, 0xFFFFFFFF))):set_generated()
+    tree:add(f.side, tvb(4, 8), id_odd(id) and "server" or "client"):set_generated()
+    tree:append_text(", " .. name .. ", id " .. tostring(id))
+    if id_unused(id) then
+        problem(id_item, e.bad_id, "ids 0 and 1 are never used", "BAD_ID")
+    end
+    local detail
+    if code == DATA then
+        detail = dissect_data(tvb, pinfo, tree, len)
+    elseif code == GRANT then
+        detail = dissect_grant(tvb, tree, len)
+    elseif code == RESEND then
+        detail = dissect_resend(tvb, tree, len)
+    elseif code == CUTOFFS then
+        detail = dissect_cutoffs(tvb, tree, len)
+    elseif code == ACK then
+        detail = dissect_ack(tvb, tree, len)
+    else
+        fixed_length(tvb, tree, len, COMMON_HEADER, name)
+        if code == RPC_UNKNOWN then tree:add_proto_expert_info(e.unknown_rpc) end
+        detail = nil
+    end
+    local info = name .. " id=" .. tostring(id)
+    if detail then info = info .. " " .. detail end
+    return info, tree
+end
+
+-- A GSO send reaches a capture taken on the sending host (loopback included) as one datagram
+-- holding several DATA packets back to back, every one segment_size bytes but the last. The
+-- segment size is not on the wire: it is where the same RPC's header recurs with the offset
+-- advanced by exactly the payload before it.
+local function gso_segment_size(tvb, len)
+    if len < DATA_HEADER + 1 + COMMON_HEADER or tvb(3, 1):uint() ~= DATA then return nil end
+    local raw = tvb:raw(0, len)
+    local header = raw:sub(1, COMMON_HEADER)
+    local offset = tvb(20, 4):uint()
+    local message_length = tvb(12, 4):uint()
+    local from = DATA_HEADER + 2
+    while true do
+        local at = raw:find(header, from, true)
+        if at == nil then return nil end
+        local size = at - 1
+        if size + DATA_HEADER <= len and tvb(size + 20, 4):uint() == offset + size - DATA_HEADER
+                and tvb(size + 12, 4):uint() == message_length then
+            return size
+        end
+        from = at + 1
+    end
+end
+
+function homa.dissector(tvb, pinfo, root)
+    local len = tvb:len()
+    pinfo.cols.protocol = "Homa"
+    local size = len >= COMMON_HEADER and tvb(0, 2):uint() == MAGIC and tvb(2, 1):uint() == VERSION
+        and gso_segment_size(tvb, len)
+    if not size then
+        pinfo.cols.info = dissect_packet(tvb, pinfo, root)
+        return len
+    end
+    local segments = math.ceil(len / size)
+    local first, first_tree
+    for k = 0, segments - 1 do
+        local start = k * size
+        local info, tree = dissect_packet(tvb(start, math.min(size, len - start)):tvb(), pinfo, root)
+        if k == 0 then first, first_tree = info, tree end
+    end
+    local gso = first_tree:add(f.gso_segments, segments):set_generated()
+    first_tree:add(f.gso_segment_size, size):set_generated()
+    gso:add_proto_expert_info(e.gso, string.format("%d segments of %d bytes in one datagram", segments, size))
+    local last_offset = tvb((segments - 1) * size + 20, 4):uint()
+    pinfo.cols.info = string.format("%s [GSO: %d segments, last off=%d]", first, segments, last_offset)
+    return len
+end
+
+local function heuristic(tvb, pinfo, root)
+    if tvb:len() < COMMON_HEADER or tvb(0, 2):uint() ~= MAGIC or tvb(2, 1):uint() ~= VERSION then
+        return false
+    end
+    homa.dissector(tvb, pinfo, root)
+    return true
+end
+homa:register_heuristic("udp", heuristic)
+
+-- The port range can change at run time (Edit > Preferences > Protocols > HOMA, or -o homa.ports:...).
+local udp_port = DissectorTable.get("udp.port")
+local registered_ports = ""
+local function register_ports()
+    local ports = tostring(homa.prefs.ports or "")
+    if ports == registered_ports then return end
+    if registered_ports ~= "" then udp_port:remove(registered_ports, homa) end
+    if ports ~= "" then udp_port:add(ports, homa) end
+    registered_ports = ports
+end
+homa.prefs_changed = register_ports
+register_ports()
+udp_port:add_for_decode_as(homa)
