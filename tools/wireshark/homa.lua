@@ -110,9 +110,16 @@ local function tos_level()
     return math.floor(ds.value / 32) % 8
 end
 
--- One problem: expert info on item, text ending in the receiver's drop reason.
+-- A receiver stops at the first failing check and counts its reason; later problems of the same
+-- packet are shown too, but only the first names the drop reason.
+local reason_given = false
+
 local function problem(item, ex, text, reason)
-    item:add_proto_expert_info(ex, reason and (text .. " [dropped: " .. reason .. "]") or text)
+    if not reason_given then
+        text = text .. " [dropped: " .. reason .. "]"
+        reason_given = true
+    end
+    item:add_proto_expert_info(ex, text)
 end
 
 -- An id that no RPC uses (0 or 1): the low bit only says which side sent it.
@@ -288,6 +295,7 @@ end
 -- One Homa packet in tvb (a whole datagram, or one segment of a GSO batch). Returns its Info
 -- text and its subtree.
 local function dissect_packet(tvb, pinfo, root)
+    reason_given = false
     local len = tvb:len()
     local tree = root:add(homa, tvb())
     if len < COMMON_HEADER then

@@ -237,6 +237,9 @@ class WiresharkDissectorTest {
         byte[] flags = data(42, 100, 100, 0, 100);
         flags[WireFormat.DATA_OFF_FLAGS] = 0x02;
         bad.add(Map.entry(DropReason.BAD_FLAGS, flags));
+        byte[] twoFaults = data(42, 10, 10, 5, 10);
+        twoFaults[WireFormat.DATA_OFF_FLAGS] = 0x02; // the receiver counts only the first check that fails
+        bad.add(Map.entry(DropReason.BEYOND_MESSAGE, twoFaults));
         bad.add(Map.entry(DropReason.BAD_PRIORITY, packet(b -> PacketEncoder.resend(b, 42, 0, 100, 9))));
         byte[] sixAcks = new byte[WireFormat.ACK_OFF_ENTRIES + 6 * WireFormat.ACK_ENTRY];
         ByteBuffer five = ByteBuffer.wrap(sixAcks);
@@ -292,9 +295,10 @@ class WiresharkDissectorTest {
             }
             if (reason != null) {
                 assertEquals(0, segments, "a malformed datagram in a GSO batch: " + frame);
-                String dropped = "[dropped: " + reason + "]";
-                assertTrue(experts.stream().anyMatch(m -> m.endsWith(dropped)),
-                        "expert info must name the drop reason " + dropped + ": " + frame);
+                // Exactly one expert message names the drop reason: the decoder's first failed check.
+                List<String> dropped = experts.stream().filter(m -> m.contains("[dropped: ")).toList();
+                assertEquals(1, dropped.size(), "one drop reason: " + frame);
+                assertTrue(dropped.get(0).endsWith("[dropped: " + reason + "]"), reason + " expected: " + frame);
                 assertEquals(t.rawPort(), Integer.parseInt(row.one("udp.srcport")),
                         "only the test's raw socket sends malformed datagrams: " + frame);
                 malformedSeen.merge(reason, 1, Integer::sum);
