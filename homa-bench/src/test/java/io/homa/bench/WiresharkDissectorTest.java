@@ -123,7 +123,7 @@ class WiresharkDissectorTest {
 
         // Without the port preference the heuristic alone must find every Homa datagram, and only those.
         List<Tshark.Row> heuristic = Tshark.fields(tshark.get(), lua, pcap, List.of("homa.ports:"),
-                List.of("frame.number", "udp.payload", "homa.type", "homa.id"));
+                List.of("frame.number", "frame.protocols", "udp.payload", "homa.type", "homa.id"));
         checkHeuristic(rows, heuristic);
     }
 
@@ -425,12 +425,11 @@ class WiresharkDissectorTest {
             byte[] payload = HexFormat.of().parseHex(heur.one("udp.payload"));
             boolean homa = payload.length >= WireFormat.COMMON_HEADER && payload[0] == 0x48 && payload[1] == 0x4D
                     && payload[2] == WireFormat.VERSION;
-            String frame = "frame " + heur.one("frame.number");
+            String frame = "frame " + heur.one("frame.number") + " " + heur.fields();
+            assertEquals(homa, heur.one("frame.protocols").endsWith(":homa"), "decoded as Homa if and only if Homa: " + frame);
             if (homa) {
                 assertEquals(port.all("homa.type"), heur.all("homa.type"), frame);
                 assertEquals(port.all("homa.id"), heur.all("homa.id"), frame);
-            } else {
-                assertEquals(List.of(), heur.all("homa.type"), "not Homa, not decoded: " + frame);
             }
         }
     }
