@@ -131,7 +131,7 @@ local function id_odd(id)
     return id:lower() % 2 == 1
 end
 
-local function fixed_length(tvb, tree, len, want, name)
+local function fixed_length(tree, len, want, name)
     if len < want then
         problem(tree, e.bad_length, string.format("%s must be %d bytes, datagram has %d", name, want, len), "BAD_LENGTH")
         return false
@@ -145,7 +145,7 @@ local function max_message()
     return homa.prefs.max_message_length
 end
 
-local function dissect_data(tvb, pinfo, tree, len)
+local function dissect_data(tvb, tree, len)
     if len < DATA_HEADER then
         problem(tree, e.bad_length, string.format("DATA header is %d bytes, datagram has %d", DATA_HEADER, len), "BAD_LENGTH")
         return "(truncated)"
@@ -208,7 +208,7 @@ local function dissect_data(tvb, pinfo, tree, len)
 end
 
 local function dissect_grant(tvb, tree, len)
-    if not fixed_length(tvb, tree, len, GRANT_LENGTH, "GRANT") then return "(truncated)" end
+    if not fixed_length(tree, len, GRANT_LENGTH, "GRANT") then return "(truncated)" end
     local offset = tvb(12, 4):uint()
     local priority = tvb(16, 1):uint()
     local off_item = tree:add(f.offset, tvb(12, 4))
@@ -224,7 +224,7 @@ local function dissect_grant(tvb, tree, len)
 end
 
 local function dissect_resend(tvb, tree, len)
-    if not fixed_length(tvb, tree, len, RESEND_LENGTH, "RESEND") then return "(truncated)" end
+    if not fixed_length(tree, len, RESEND_LENGTH, "RESEND") then return "(truncated)" end
     local offset = tvb(12, 4):uint()
     local length = tvb(16, 4):int()
     local priority = tvb(20, 1):uint()
@@ -245,7 +245,7 @@ local function dissect_resend(tvb, tree, len)
 end
 
 local function dissect_cutoffs(tvb, tree, len)
-    if not fixed_length(tvb, tree, len, CUTOFFS_LENGTH, "CUTOFFS") then return "(truncated)" end
+    if not fixed_length(tree, len, CUTOFFS_LENGTH, "CUTOFFS") then return "(truncated)" end
     local values = {}
     for level = 0, PRIORITY_LEVELS - 1 do
         local range = tvb(12 + 4 * level, 4)
@@ -294,7 +294,7 @@ end
 
 -- One Homa packet in tvb (a whole datagram, or one segment of a GSO batch). Returns its Info
 -- text and its subtree.
-local function dissect_packet(tvb, pinfo, root)
+local function dissect_packet(tvb, root)
     reason_given = false
     local len = tvb:len()
     local tree = root:add(homa, tvb())
@@ -330,7 +330,7 @@ local function dissect_packet(tvb, pinfo, root)
     end
     local detail
     if code == DATA then
-        detail = dissect_data(tvb, pinfo, tree, len)
+        detail = dissect_data(tvb, tree, len)
     elseif code == GRANT then
         detail = dissect_grant(tvb, tree, len)
     elseif code == RESEND then
@@ -340,7 +340,7 @@ local function dissect_packet(tvb, pinfo, root)
     elseif code == ACK then
         detail = dissect_ack(tvb, tree, len)
     else
-        fixed_length(tvb, tree, len, COMMON_HEADER, name)
+        fixed_length(tree, len, COMMON_HEADER, name)
         if code == RPC_UNKNOWN then tree:add_proto_expert_info(e.unknown_rpc) end
         detail = nil
     end
@@ -378,14 +378,14 @@ function homa.dissector(tvb, pinfo, root)
     local size = len >= COMMON_HEADER and tvb(0, 2):uint() == MAGIC and tvb(2, 1):uint() == VERSION
         and gso_segment_size(tvb, len)
     if not size then
-        pinfo.cols.info = dissect_packet(tvb, pinfo, root)
+        pinfo.cols.info = dissect_packet(tvb, root)
         return len
     end
     local segments = math.ceil(len / size)
     local first, first_tree
     for k = 0, segments - 1 do
         local start = k * size
-        local info, tree = dissect_packet(tvb(start, math.min(size, len - start)):tvb(), pinfo, root)
+        local info, tree = dissect_packet(tvb(start, math.min(size, len - start)):tvb(), root)
         if k == 0 then first, first_tree = info, tree end
     end
     local gso = first_tree:add(f.gso_segments, segments):set_generated()

@@ -1,7 +1,6 @@
 package io.homa.bench;
 
 import io.homa.HomaConfig;
-import io.homa.HomaHandler;
 import io.homa.HomaMetrics;
 import io.homa.HomaRequest;
 import io.homa.HomaSocket;
@@ -46,7 +45,6 @@ import static io.homa.bench.TcpTransportTest.random;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -148,12 +146,6 @@ class WiresharkDissectorTest {
                 request.reply(request.toByteArray());
             }
         });
-        HomaMetrics client;
-        HomaMetrics deaf;
-        HomaMetrics a;
-        HomaMetrics b;
-        int clientPort;
-        int deafPort;
         Map<DropReason, Integer> malformed;
         int maxDatagram = serverA.config().protocol().maxDatagram();
         int maxMessageLength = serverA.config().maxMessageLength();
@@ -165,8 +157,6 @@ class WiresharkDissectorTest {
                 .faultInjection(15, FaultModel.NONE, new FaultModel(1, 0, 0, 0)).build());
         HomaSocket serverB = null;
         try {
-            clientPort = clientSocket.localAddress().getPort();
-            deafPort = deafSocket.localAddress().getPort();
             // DATA of one and of many segments (GSO batches from the server), GRANTs, CUTOFFS.
             for (int size : ECHO_SIZES) {
                 byte[] request = random(size, size);
@@ -206,11 +196,8 @@ class WiresharkDissectorTest {
             }
         }
         // After close, metrics() returns the final counts: nothing more is sent.
-        client = clientSocket.metrics();
-        deaf = deafSocket.metrics();
-        a = serverA.metrics();
-        b = serverB.metrics();
-        return new Traffic(server.getPort(), clientPort, deafPort, raw.getLocalPort(), a, b, client, deaf,
+        return new Traffic(server.getPort(), clientSocket.localAddress().getPort(), deafSocket.localAddress().getPort(),
+                raw.getLocalPort(), serverA.metrics(), serverB.metrics(), clientSocket.metrics(), deafSocket.metrics(),
                 maxDatagram, maxMessageLength, malformed);
     }
 
@@ -240,12 +227,14 @@ class WiresharkDissectorTest {
         byte[] twoFaults = data(42, 10, 10, 5, 10);
         twoFaults[WireFormat.DATA_OFF_FLAGS] = 0x02; // the receiver counts only the first check that fails
         bad.add(Map.entry(DropReason.BEYOND_MESSAGE, twoFaults));
+        bad.add(Map.entry(DropReason.BAD_ID, data(42, 100, 100, 0, 100, 43)));
         bad.add(Map.entry(DropReason.BAD_PRIORITY, packet(b -> PacketEncoder.resend(b, 42, 0, 100, 9))));
         byte[] sixAcks = new byte[WireFormat.ACK_OFF_ENTRIES + 6 * WireFormat.ACK_ENTRY];
         ByteBuffer five = ByteBuffer.wrap(sixAcks);
         PacketEncoder.ack(five, 42, new long[] {42, 44, 46, 48, 50}, new int[5], 5);
         sixAcks[WireFormat.ACK_OFF_COUNT] = 6;
         bad.add(Map.entry(DropReason.BAD_ACK_COUNT, sixAcks));
+        bad.add(Map.entry(DropReason.BAD_ID, packet(b -> PacketEncoder.ack(b, 42, new long[] {42, 45}, new int[2], 2))));
         bad.add(Map.entry(DropReason.BAD_CUTOFFS, packet(b -> PacketEncoder.cutoffs(b, 42, new int[8], 0))));
         for (Map.Entry<DropReason, byte[]> m : bad) {
             raw.send(new DatagramPacket(m.getValue(), m.getValue().length, to));
@@ -264,8 +253,12 @@ class WiresharkDissectorTest {
     }
 
     private static byte[] data(long id, int messageLength, int incoming, int offset, int payload) {
+        return data(id, messageLength, incoming, offset, payload, 0);
+    }
+
+    private static byte[] data(long id, int messageLength, int incoming, int offset, int payload, long ackId) {
         ByteBuffer b = ByteBuffer.allocate(WireFormat.DATA_HEADER + payload);
-        PacketEncoder.data(b, id, messageLength, incoming, offset, 0, false, 0, 0, ByteBuffer.allocate(payload), 0, payload);
+        PacketEncoder.data(b, id, messageLength, incoming, offset, 0, false, ackId, 0, ByteBuffer.allocate(payload), 0, payload);
         return b.array();
     }
 
