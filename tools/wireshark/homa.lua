@@ -391,8 +391,9 @@ function homa.dissector(tvb, pinfo, root)
     local gso = first_tree:add(f.gso_segments, segments):set_generated()
     first_tree:add(f.gso_segment_size, size):set_generated()
     gso:add_proto_expert_info(e.gso, string.format("%d segments of %d bytes in one datagram", segments, size))
-    local last_offset = tvb((segments - 1) * size + 20, 4):uint()
-    pinfo.cols.info = string.format("%s [GSO: %d segments, last off=%d]", first, segments, last_offset)
+    local last_start = (segments - 1) * size
+    local last_offset = len - last_start >= DATA_HEADER and tostring(tvb(last_start + 20, 4):uint()) or "?"
+    pinfo.cols.info = string.format("%s [GSO: %d segments, last off=%s]", first, segments, last_offset)
     return len
 end
 
