@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -31,11 +32,12 @@ final class PacketCapture implements AutoCloseable {
     private final Path file;
     private final List<String> messages = new CopyOnWriteArrayList<>();
     private final CountDownLatch listening = new CountDownLatch(1);
+    private final Thread reader;
 
     private PacketCapture(Process process, Path file) {
         this.process = process;
         this.file = file;
-        Thread reader = new Thread(this::readMessages, "tcpdump-stderr");
+        reader = new Thread(this::readMessages, "tcpdump-stderr");
         reader.setDaemon(true);
         reader.start();
     }
@@ -94,7 +96,7 @@ final class PacketCapture implements AutoCloseable {
             if (System.nanoTime() - giveUp > 0 || !process.isAlive()) {
                 fail("the capture did not receive the last datagram within " + timeout + "; tcpdump: " + messages);
             }
-            java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
+            LockSupport.parkNanos(5_000_000);
         }
     }
 
@@ -102,11 +104,7 @@ final class PacketCapture implements AutoCloseable {
     void stop() throws InterruptedException {
         process.toHandle().destroy(); // not Process.destroy(), which also closes the pipe of its report
         assertTrue(process.waitFor(20, TimeUnit.SECONDS), "tcpdump did not stop");
-        // Its statistics are the last lines it writes; the reader sees them once the pipe closes.
-        long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (messages.stream().noneMatch(m -> KERNEL_DROPS.matcher(m).find()) && System.nanoTime() - giveUp < 0) {
-            java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
-        }
+        reader.join(TimeUnit.SECONDS.toMillis(10)); // its statistics are the last lines it writes
         long dropped = -1;
         for (String m : messages) {
             Matcher matcher = KERNEL_DROPS.matcher(m);
