@@ -86,7 +86,7 @@ final class NettyHomaSocket implements HomaSocket {
 
     /** Creates the engines, binds every channel on the one port, and starts reading. */
     private void bind() {
-        EngineConfig base = config.protocol();
+        EngineConfig base = config.engineConfig();
         // One GSO send carries at most one UDP payload (64 KB) and 64 segments.
         int maxSegments = Math.max(1, Math.min(base.maxGsoSegments,
                 Transport.MAX_UDP_PAYLOAD / base.maxDatagram()));

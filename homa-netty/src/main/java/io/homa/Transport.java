@@ -74,7 +74,7 @@ final class Transport {
         this.epoll = config.nativeTransport() && epollAvailable();
         this.gso = epoll && config.gso() && EpollDatagramChannel.isSegmentedDatagramPacketSupported();
         this.gro = epoll && config.gro();
-        int datagram = config.protocol().maxDatagram();
+        int datagram = config.engineConfig().maxDatagram();
         this.receiveSlot = gro ? MAX_UDP_PAYLOAD : datagram;
         // Netty splits a GRO read into its segments only on its single-datagram (recvmsg) path,
         // so GRO and recvmmsg batching exclude each other.
