@@ -148,7 +148,6 @@ public final class HomaConfig {
         b.mtuChosen = true; // already resolved for this config's bind address
         b.budgetChosen = true;
         b.unscheduledChosen = true;
-        b.nicQueueChosen = true;
         b.defaultDeadline = defaultDeadline;
         b.requestTimeout = requestTimeout;
         b.eventLoops = eventLoops;
@@ -301,7 +300,7 @@ public final class HomaConfig {
         private boolean budgetChosen;
         /** Whether unscheduledBytes was set explicitly (or comes from a built config). */
         private boolean unscheduledChosen;
-        /** Whether maxNicQueue was set explicitly (or comes from a built config). */
+        /** Whether maxNicQueue was set explicitly. */
         private boolean nicQueueChosen;
         /** Whether linkMbps was set with {@link #linkMbps}. */
         private boolean linkChosen;
@@ -337,9 +336,9 @@ public final class HomaConfig {
          * on a link slower than the default, those you do not set yourself shrink in proportion
          * (the round trip is assumed the same), to no less than one segment and ten segments, and
          * unless set with {@link #maxNicQueue}, the pacer's NIC queue allowance grows to 0.5 ms (the
-         * lateness of a timer wake-up it must cover). Otherwise a 10 Mbit/s link would take 40,000 bytes of every message unannounced (32 ms
-         * of queue at the receiver's switch port), where Homa means to keep that queue at about
-         * one round trip.
+         * lateness of a timer wake-up it must cover). Otherwise a 10 Mbit/s link would take 40,000
+         * bytes of every message unannounced (32 ms of queue at the receiver's switch port), where
+         * Homa means to keep that queue at about one round trip.
          */
         public Builder linkMbps(long v) { protocol.linkMbps(v); linkChosen = true; return this; }
         /** Whether the sender's pacer is on (default true). */

@@ -99,7 +99,7 @@ public final class HomaMetrics {
     public Map<String, Long> counters() {
         Map<String, Long> m = new LinkedHashMap<>();
         for (Counter c : Counter.values()) {
-            m.put(c.name(), counters[c.ordinal()]);
+            m.put(c.name(), count(c));
         }
         return Collections.unmodifiableMap(m);
     }
