@@ -6,9 +6,9 @@ import java.util.SplittableRandom;
 
 /**
  * Seeded faults for outgoing datagrams on a real socket, for tests (the Aeron
- * {@code LossGenerator} pattern): each datagram is dropped, sent twice, or delayed so that later
- * ones overtake it, with the probabilities of the {@link FaultModel} for its class (DATA or
- * control). The shell creates one only when faults are configured, so production sends never
+ * {@code LossGenerator} pattern), configured through {@code io.homa.testing.FaultInjection}: each
+ * datagram is dropped, sent twice, or delayed so that later ones overtake it, with the
+ * probabilities of the {@link FaultModel} for its class (DATA or control). The shell creates one only when faults are configured, so production sends never
  * pay for it. Confined to one event loop.
  */
 final class FaultInjector {

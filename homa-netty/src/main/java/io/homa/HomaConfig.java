@@ -3,12 +3,12 @@ package io.homa;
 import io.homa.core.EngineConfig;
 import io.homa.core.sim.FaultModel;
 import io.homa.core.wire.WireFormat;
+import io.homa.internal.ShellAccess;
 
 import java.net.Inet6Address;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.Objects;
 import java.util.concurrent.Executor;
 
 /**
@@ -18,16 +18,17 @@ import java.util.concurrent.Executor;
  *
  * <p>Three groups of settings:
  * <ul>
- *   <li><b>The protocol</b> ({@link #protocol()}, an {@link EngineConfig}): MTU, message size
- *       limit, unscheduled bytes, grants, pacer, timer tick and timeouts. The builder has shortcuts
- *       for the common ones and {@link Builder#protocol(EngineConfig)} for all of them.
- *       See docs/tuning.md.</li>
+ *   <li><b>The protocol</b>: MTU, message size limit, unscheduled bytes, grants, priorities, pacer,
+ *       timers and limits, one builder method each (docs/tuning.md explains every one). The
+ *       socket hands them to its engines; the values the build derived (MTU, grant budget) can be
+ *       read back with {@link #mtu()}, {@link #unscheduledBytes()}, {@link #maxIncoming()}.</li>
  *   <li><b>The API</b>: the default call deadline, the server's request timeout, and where user
  *       code runs (a separate executor by default; on the event loop with
  *       {@link Builder#inlineExecution(boolean)}).</li>
  *   <li><b>The I/O shell</b>: event loops, priority sockets and their TOS, receive batching, GSO,
- *       GRO, busy polling, socket buffers, and a fault injector for tests.</li>
+ *       GRO, busy polling and socket buffers.</li>
  * </ul>
+ * Fault injection for tests is not part of this API: see package {@code io.homa.testing}.
  */
 public final class HomaConfig {
     /** The deadline of a call that names none: 30 seconds. */
@@ -38,7 +39,7 @@ public final class HomaConfig {
     public static final int DEFAULT_MAX_CALLS_PER_SERVER = 1000;
     /**
      * Silent ticks before an RPC fails, by default: 1000 (1 s at the 1 ms tick), where Linux Homa
-     * and {@link EngineConfig#defaults()} use 100. A JVM on a busy machine stalls for tens of
+     * and the engine's own defaults use 100. A JVM on a busy machine stalls for tens of
      * milliseconds at times (garbage collection, compilation, CPU contention), which a kernel does
      * not; 100 ms then fails healthy RPCs.
      */
@@ -72,6 +73,11 @@ public final class HomaConfig {
 
     /** Linux Homa's mapping of a priority level to the IP TOS byte: {@code level << 5}. */
     private static final int[] LINUX_TOS = {0x00, 0x20, 0x40, 0x60, 0x80, 0xa0, 0xc0, 0xe0};
+
+    static {
+        // io.homa.testing sets the fault injector through this hook (it is no public method here).
+        ShellAccess.setFaultInjection((builder, seed, data, control) -> builder.faultInjection(seed, data, control));
+    }
 
     private static final HomaConfig DEFAULTS = builder().build();
 
@@ -167,11 +173,23 @@ public final class HomaConfig {
     /** Local address and port to bind; port 0 picks a free one. Default {@code 0.0.0.0:0}. */
     public InetSocketAddress bindAddress() { return bindAddress; }
 
-    /** The protocol tunables every engine of the socket runs with. */
-    public EngineConfig protocol() { return protocol; }
+    /** The protocol settings every engine of the socket starts from (the shell adds its id shard). */
+    EngineConfig engineConfig() { return protocol; }
 
     /** Largest request or response, in bytes (default 64 MiB). */
     public int maxMessageLength() { return protocol.maxMessageLength; }
+
+    /** The MTU the packets are sized for: the one given, else the bind interface's (see {@link Builder#mtu}). */
+    public int mtu() { return protocol.mtu; }
+
+    /** Bytes of each message sent before any grant, as built (see {@link Builder#linkMbps}). */
+    public int unscheduledBytes() { return protocol.unscheduledBytes; }
+
+    /** The receiver's grant budget in bytes, as built (see {@link Builder#mtu} and {@link Builder#linkMbps}). */
+    public int maxIncoming() { return protocol.maxIncoming; }
+
+    /** The link rate the pacer assumes, Mbit/s. */
+    public long linkMbps() { return protocol.linkMbps; }
 
     /** Deadline of a call that names none (default {@link #DEFAULT_DEADLINE}). */
     public Duration defaultDeadline() { return defaultDeadline; }
@@ -228,17 +246,17 @@ public final class HomaConfig {
     /** SO_SNDBUF of each socket, bytes (default 4 MiB; the kernel caps it at net.core.wmem_max). */
     public int sendBufferBytes() { return sendBufferBytes; }
 
-    /** Whether the fault injector is on (tests only). */
-    public boolean faultInjection() { return !dataFaults.isNone() || !controlFaults.isNone(); }
+    /** Whether the fault injector of {@code io.homa.testing} is on. */
+    boolean faultInjection() { return !dataFaults.isNone() || !controlFaults.isNone(); }
 
     /** Seed of the fault injector. */
-    public long faultSeed() { return faultSeed; }
+    long faultSeed() { return faultSeed; }
 
     /** Faults applied to outgoing DATA datagrams. */
-    public FaultModel dataFaults() { return dataFaults; }
+    FaultModel dataFaults() { return dataFaults; }
 
     /** Faults applied to outgoing control datagrams (everything but DATA). */
-    public FaultModel controlFaults() { return controlFaults; }
+    FaultModel controlFaults() { return controlFaults; }
 
     @Override
     public String toString() {
@@ -276,37 +294,22 @@ public final class HomaConfig {
         private FaultModel dataFaults = FaultModel.NONE;
         private FaultModel controlFaults = FaultModel.NONE;
 
-        /** Whether the MTU (or the whole protocol config) was set explicitly. */
+        /** Whether the MTU was set explicitly (or comes from a built config). */
         private boolean mtuChosen;
-        /** Whether maxIncoming (or the whole protocol config) was set explicitly. */
+        /** Whether maxIncoming was set explicitly (or comes from a built config). */
         private boolean budgetChosen;
-        /** Whether unscheduledBytes (or the whole protocol config) was set explicitly. */
+        /** Whether unscheduledBytes was set explicitly (or comes from a built config). */
         private boolean unscheduledChosen;
+        /** Whether maxNicQueue was set explicitly. */
+        private boolean nicQueueChosen;
         /** Whether linkMbps was set with {@link #linkMbps}. */
         private boolean linkChosen;
-        /** Whether the whole protocol config was given ({@link #protocol}): then nothing is derived. */
-        private boolean protocolChosen;
 
         private Builder() {
         }
 
         /** Local address and port; port 0 picks a free port (see {@link HomaSocket#localAddress()}). */
         public Builder bindAddress(InetSocketAddress v) { this.bindAddress = v; return this; }
-
-        /**
-         * Replaces every protocol tunable at once (shortcuts below change single ones). Note that
-         * this takes the given config's {@code timeoutTicks} and {@code maxRestarts} too (the
-         * engine's defaults are 100 and 10, this class's {@link #DEFAULT_TIMEOUT_TICKS} and
-         * {@link #DEFAULT_MAX_RESTARTS}).
-         */
-        public Builder protocol(EngineConfig v) {
-            this.protocol = Objects.requireNonNull(v, "protocol").toBuilder();
-            this.mtuChosen = true;
-            this.budgetChosen = true;
-            this.unscheduledChosen = true;
-            this.protocolChosen = true;
-            return this;
-        }
 
         /**
          * Largest IP datagram on the path. By default it follows the MTU of the interface of the
@@ -332,11 +335,10 @@ public final class HomaConfig {
          * unscheduled bytes and the grant budget are a round trip's worth of bytes and ten of them;
          * on a link slower than the default, those you do not set yourself shrink in proportion
          * (the round trip is assumed the same), to no less than one segment and ten segments, and
-         * the pacer's NIC queue allowance grows to 0.5 ms (the lateness of a timer wake-up it must cover). None of this applies
-         * when the whole protocol config is given with {@link #protocol}.
-         * Otherwise a 10 Mbit/s link would take 40,000 bytes of every message unannounced (32 ms
-         * of queue at the receiver's switch port), where Homa means to keep that queue at about
-         * one round trip.
+         * unless set with {@link #maxNicQueue}, the pacer's NIC queue allowance grows to 0.5 ms (the
+         * lateness of a timer wake-up it must cover). Otherwise a 10 Mbit/s link would take 40,000
+         * bytes of every message unannounced (32 ms of queue at the receiver's switch port), where
+         * Homa means to keep that queue at about one round trip.
          */
         public Builder linkMbps(long v) { protocol.linkMbps(v); linkChosen = true; return this; }
         /** Whether the sender's pacer is on (default true). */
@@ -350,6 +352,8 @@ public final class HomaConfig {
         }
         /** Silent ticks before the receiver asks for missing data (default 5). */
         public Builder resendTicks(int v) { protocol.resendTicks(v); return this; }
+        /** Ticks between later RESENDs, at least (default 5). */
+        public Builder resendIntervalTicks(int v) { protocol.resendInterval(v); return this; }
         /** Silent ticks before an RPC fails with a timeout (default {@link #DEFAULT_TIMEOUT_TICKS}). */
         public Builder timeoutTicks(int v) { protocol.timeoutTicks(v); return this; }
         /** Times a request is sent again after the server said it does not know it (default {@link #DEFAULT_MAX_RESTARTS}). */
@@ -358,6 +362,43 @@ public final class HomaConfig {
         public Builder maxRpcs(int v) { protocol.maxRpcs(v); return this; }
         /** Most bytes buffered for incoming messages per engine (default 1 GiB). */
         public Builder maxBufferedBytes(long v) { protocol.maxBufferedBytes(v); return this; }
+        /** Most bytes buffered for incoming messages of one peer address, per engine (default 256 MiB). */
+        public Builder maxBufferedBytesPerPeer(long v) { protocol.maxBufferedBytesPerPeer(v); return this; }
+        /** Most bytes of outgoing requests and responses one engine holds (default 1 GiB; beyond it calls fail with kind RESOURCE_LIMIT). */
+        public Builder maxOutgoingBytes(long v) { protocol.maxOutgoingBytes(v); return this; }
+        /** Most live server RPCs for one peer address, per engine (default 10,000). */
+        public Builder maxServerRpcsPerPeer(int v) { protocol.maxServerRpcsPerPeer(v); return this; }
+        /** Receiver: bytes granted ahead of those received per message; 0 (default) = {@code maxIncoming / (N + 1)}. */
+        public Builder grantWindow(int v) { protocol.grantWindow(v); return this; }
+        /** Receiver: thousandths of granted bytes that go to the oldest message, not the shortest (default 50). */
+        public Builder grantFifoFraction(int v) { protocol.grantFifoFraction(v); return this; }
+        /** Receiver: bytes of each grant to the oldest message (default 50,000). */
+        public Builder fifoGrantIncrement(int v) { protocol.fifoGrantIncrement(v); return this; }
+        /** Highest priority level for granted bytes; the levels above carry unscheduled bytes (default 3). */
+        public Builder maxScheduledPriority(int v) { protocol.maxScheduledPriority(v); return this; }
+        /** Level of unscheduled bytes until the receiver's cutoffs are known (default 6). */
+        public Builder defaultUnscheduledPriority(int v) { protocol.defaultUnscheduledPriority(v); return this; }
+        /** Sender: estimated transmit backlog before the pacer holds data back (default 5 µs; see {@link #linkMbps}). */
+        public Builder maxNicQueue(Duration v) {
+            protocol.maxNicQueueNanos(requireNonNegative(v, "maxNicQueue").toNanos());
+            nicQueueChosen = true;
+            return this;
+        }
+        /** Sender: messages with fewer bytes than this left are never held back by the pacer (default 1,000). */
+        public Builder throttleMinBytes(int v) { protocol.throttleMinBytes(v); return this; }
+        /** Server: silent ticks after its whole response before it asks the client for an ACK (default 4). */
+        public Builder needAckTicks(int v) { protocol.needAckTicks(v); return this; }
+        /** Client: ticks an owed ACK waits to ride on DATA before it goes alone (default 2). */
+        public Builder ackDelayTicks(int v) { protocol.ackDelayTicks(v); return this; }
+        /** Most share of {@link #linkMbps}, in percent, that RESEND, NEED_ACK and BUSY may take (default 5). */
+        public Builder timerTrafficPercent(int v) { protocol.timerTrafficPercent(v); return this; }
+        /** Server: ticks a finished RPC's id is remembered against late duplicates (default 20; 0: off). */
+        public Builder tombstoneTicks(int v) { protocol.tombstoneTicks(v); return this; }
+        /** Receiver: least time between two CUTOFFS packets to one peer (default 1 ms). */
+        public Builder cutoffsInterval(Duration v) {
+            protocol.cutoffsIntervalNanos(requireNonNegative(v, "cutoffsInterval").toNanos());
+            return this;
+        }
 
         /** Deadline of calls that name none (default {@link #DEFAULT_DEADLINE}). */
         public Builder defaultDeadline(Duration v) { this.defaultDeadline = v; return this; }
@@ -428,12 +469,8 @@ public final class HomaConfig {
         /** SO_SNDBUF per socket (default 4 MiB). */
         public Builder sendBufferBytes(int v) { this.sendBufferBytes = v; return this; }
 
-        /**
-         * Tests only: drops, duplicates and delays (reorders) outgoing datagrams at random, seeded,
-         * DATA and control packets separately. Off ({@link FaultModel#NONE}) by default, and then
-         * it costs nothing.
-         */
-        public Builder faultInjection(long seed, FaultModel data, FaultModel control) {
+        /** Set by {@code io.homa.testing.FaultInjection}; see there. */
+        private Builder faultInjection(long seed, FaultModel data, FaultModel control) {
             this.faultSeed = seed;
             this.dataFaults = data;
             this.controlFaults = control;
@@ -467,7 +504,6 @@ public final class HomaConfig {
             check(receiveBatch >= 1 && receiveBatch <= 1024, "receiveBatch must be 1..1024, was " + receiveBatch);
             check(receiveBufferBytes >= 1024, "receiveBufferBytes must be >= 1024, was " + receiveBufferBytes);
             check(sendBufferBytes >= 1024, "sendBufferBytes must be >= 1024, was " + sendBufferBytes);
-            check(dataFaults != null && controlFaults != null, "fault models must not be null (use FaultModel.NONE)");
             EngineConfig engine;
             try {
                 if (!mtuChosen) {
@@ -482,7 +518,7 @@ public final class HomaConfig {
                         && engine.ipUdpOverhead == WireFormat.IPV4_UDP_OVERHEAD) {
                     engine = engine.toBuilder().ipUdpOverhead(WireFormat.IPV6_UDP_OVERHEAD).build();
                 }
-                if (linkChosen && engine.linkMbps < EngineConfig.defaults().linkMbps && !protocolChosen) {
+                if (linkChosen && engine.linkMbps < EngineConfig.defaults().linkMbps) {
                     engine = scaledToLink(engine); // after the IPv6 header: segments are sized by it
                 }
             } catch (IllegalArgumentException e) {
@@ -508,12 +544,20 @@ public final class HomaConfig {
             }
             // The pacer lets the NIC queue hold what the link sends in SLOW_LINK_NIC_QUEUE_NANOS:
             // it is woken by a timer, and a wake-up that comes late with the queue empty leaves the
-            // link idle. On 100 Mbit/s links W4 at 90% completed 0.27 Gbit/s of 0.37 with two
-            // packets allowed (0.25 ms), 0.31 with four (0.5 ms), 0.29 with eight; with 5 us,
-            // 0.042 of 0.08 per node at 80%. A time, not a packet count: on a 10 Mbit/s link four
-            // packets would be 5 ms of queue in front of every short message.
-            b.maxNicQueueNanos(Math.max(engine.maxNicQueueNanos, SLOW_LINK_NIC_QUEUE_NANOS));
+            // link idle (measurements: docs/benchmarks.md, "Notes moved from the code"). A time, not
+            // a packet count: on a 10 Mbit/s link four packets would be 5 ms of queue in front of
+            // every short message.
+            if (!nicQueueChosen) {
+                b.maxNicQueueNanos(Math.max(engine.maxNicQueueNanos, SLOW_LINK_NIC_QUEUE_NANOS));
+            }
             return b.build();
+        }
+
+        private static Duration requireNonNegative(Duration d, String name) {
+            if (d == null || d.isNegative()) {
+                throw new HomaBadArgumentException(name + " must be a duration >= 0, was " + d);
+            }
+            return d;
         }
 
         private static Duration requirePositive(Duration d, String name) {

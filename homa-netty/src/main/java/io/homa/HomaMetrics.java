@@ -4,15 +4,21 @@ import io.homa.core.Counter;
 import io.homa.core.wire.DropReason;
 import io.homa.core.wire.PacketType;
 
-import java.util.EnumMap;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * An immutable snapshot of one socket's counters, summed over its engines: the protocol's
- * {@link Counter}s (packets sent and received by type, bytes, retransmissions, timeouts, RPCs
- * started, completed and failed), invalid datagrams dropped by {@link DropReason}, live RPCs, and
- * the I/O shell's own counts (datagrams and bytes by direction and kind, GSO sends, I/O errors,
- * call outcomes, injected faults).
+ * An immutable snapshot of one socket's counters, summed over its engines: the protocol's counters
+ * (packets sent and received by type, bytes, retransmissions, timeouts, RPCs started, completed
+ * and failed), invalid datagrams dropped by reason, live RPCs, and the I/O shell's own counts
+ * ({@link Shell}: datagrams and bytes by direction and kind, GSO sends, I/O errors, call outcomes,
+ * injected faults).
+ *
+ * <p>The protocol's counters and drop reasons are named by strings (e.g. {@code "TIMEOUTS"},
+ * {@code "BAD_MAGIC"}; {@link #counters()} and {@link #dropsByReason()} list them, docs/netty.md
+ * explains them): they belong to the engine, whose types are not part of this API. Any thread may
+ * read a snapshot.
  */
 public final class HomaMetrics {
     /** The I/O shell's own counters. */
@@ -75,9 +81,27 @@ public final class HomaMetrics {
         this.activeServerRpcs = activeServerRpcs;
     }
 
-    /** A protocol counter. */
-    public long counter(Counter c) {
+    /**
+     * The protocol counter named {@code name} (a key of {@link #counters()}, e.g.
+     * {@code "PACKETS_RETRANSMITTED"}).
+     *
+     * @throws HomaBadArgumentException if no protocol counter has that name
+     */
+    public long counter(String name) {
+        return count(lookup(Counter.class, name, "protocol counter"));
+    }
+
+    private long count(Counter c) {
         return counters[c.ordinal()];
+    }
+
+    /** Every protocol counter by name, zeros included, always in the same order. */
+    public Map<String, Long> counters() {
+        Map<String, Long> m = new LinkedHashMap<>();
+        for (Counter c : Counter.values()) {
+            m.put(c.name(), count(c));
+        }
+        return Collections.unmodifiableMap(m);
     }
 
     /** An I/O shell counter. */
@@ -85,40 +109,71 @@ public final class HomaMetrics {
         return shell[c.ordinal()];
     }
 
-    /** Invalid datagrams dropped for {@code reason}. */
-    public long drops(DropReason reason) {
-        return drops[reason.ordinal()];
+    /**
+     * Invalid datagrams dropped for the reason named {@code reason} (e.g. {@code "BAD_MAGIC"}).
+     *
+     * @throws HomaBadArgumentException if no drop reason has that name
+     */
+    public long drops(String reason) {
+        return drops[lookup(DropReason.class, reason, "drop reason").ordinal()];
     }
 
-    /** Every drop reason with a non-zero count. */
-    public Map<DropReason, Long> dropsByReason() {
-        Map<DropReason, Long> m = new EnumMap<>(DropReason.class);
+    /** Every drop reason with a non-zero count, by name. */
+    public Map<String, Long> dropsByReason() {
+        Map<String, Long> m = new LinkedHashMap<>();
         for (DropReason r : DropReason.values()) {
             if (drops[r.ordinal()] != 0) {
-                m.put(r, drops[r.ordinal()]);
+                m.put(r.name(), drops[r.ordinal()]);
             }
         }
-        return m;
+        return Collections.unmodifiableMap(m);
     }
 
-    /** Packets of {@code type} sent. */
-    public long packetsSent(PacketType type) {
-        return counter(Counter.valueOf("PACKETS_SENT_" + type.name()));
+    /**
+     * Packets of the type named {@code type} sent: {@code "DATA"}, {@code "GRANT"},
+     * {@code "RESEND"}, {@code "RPC_UNKNOWN"}, {@code "BUSY"}, {@code "CUTOFFS"},
+     * {@code "NEED_ACK"} or {@code "ACK"}.
+     *
+     * @throws HomaBadArgumentException if {@code type} is not one of them
+     */
+    public long packetsSent(String type) {
+        return perType("PACKETS_SENT_", type);
     }
 
-    /** Packets of {@code type} received and accepted by the decoder. */
-    public long packetsReceived(PacketType type) {
-        return counter(Counter.valueOf("PACKETS_RECEIVED_" + type.name()));
+    /**
+     * Packets of the type named {@code type} received and accepted by the decoder (names as for
+     * {@link #packetsSent}).
+     *
+     * @throws HomaBadArgumentException if {@code type} is not a packet type
+     */
+    public long packetsReceived(String type) {
+        return perType("PACKETS_RECEIVED_", type);
+    }
+
+    /** The counter named {@code prefix} + the packet type's name. */
+    private long perType(String prefix, String type) {
+        return count(Counter.valueOf(prefix + lookup(PacketType.class, type, "packet type").name()));
+    }
+
+    private static <E extends Enum<E>> E lookup(Class<E> kind, String name, String what) {
+        if (name == null) {
+            throw new HomaBadArgumentException(what + " name must not be null");
+        }
+        try {
+            return Enum.valueOf(kind, name);
+        } catch (IllegalArgumentException e) {
+            throw new HomaBadArgumentException("no " + what + " is named \"" + name + "\"");
+        }
     }
 
     /** DATA segments sent again because the receiver asked (RESEND). */
     public long retransmissions() {
-        return counter(Counter.PACKETS_RETRANSMITTED);
+        return count(Counter.PACKETS_RETRANSMITTED);
     }
 
     /** Client RPCs failed because the server was silent too long (deadline expiries not included). */
     public long timeouts() {
-        return counter(Counter.TIMEOUTS);
+        return count(Counter.TIMEOUTS);
     }
 
     /** Live RPCs now, client plus server. */
@@ -138,12 +193,12 @@ public final class HomaMetrics {
 
     /** Client RPCs that completed with a response plus server RPCs acknowledged by their client. */
     public long completedRpcs() {
-        return counter(Counter.CLIENT_RPCS_COMPLETED) + counter(Counter.SERVER_RPCS_COMPLETED);
+        return count(Counter.CLIENT_RPCS_COMPLETED) + count(Counter.SERVER_RPCS_COMPLETED);
     }
 
     /** Invalid datagrams dropped, all reasons. */
     public long droppedPackets() {
-        return counter(Counter.PACKETS_DROPPED);
+        return count(Counter.PACKETS_DROPPED);
     }
 
     @Override
@@ -160,7 +215,7 @@ public final class HomaMetrics {
                 sb.append(' ').append(c.name().toLowerCase()).append('=').append(shell[c.ordinal()]);
             }
         }
-        Map<DropReason, Long> d = dropsByReason();
+        Map<String, Long> d = dropsByReason();
         if (!d.isEmpty()) {
             sb.append(" drops=").append(d);
         }

@@ -26,7 +26,8 @@ import java.util.concurrent.CompletableFuture;
  * <p><b>Deadlines.</b> Every call has one: the given {@code Duration}, else
  * {@link HomaConfig#defaultDeadline()} (30 s by default). When it passes, the RPC is aborted and the
  * future fails with {@link HomaTimeoutException}. The protocol also fails a call whose server
- * stays silent for {@code timeoutTicks} (100 ms by default) with the same exception.
+ * stays silent for {@code timeoutTicks} ticks ({@link HomaConfig#DEFAULT_TIMEOUT_TICKS}: 1 s by
+ * default) with the same exception.
  *
  * <p><b>Failures.</b> A failed call completes its future exceptionally with a
  * {@link HomaException} subclass; arguments that can never work make the method throw one at once.

@@ -45,7 +45,10 @@ import java.util.function.Function;
 final class NettyHomaSocket implements HomaSocket {
     private static final Logger log = LoggerFactory.getLogger(NettyHomaSocket.class);
     private static final AtomicInteger SERIAL = new AtomicInteger();
-    /** How long close() waits for threads to end. */
+    /**
+     * How long close() waits for threads to end: an event loop ends within one drain, and user code
+     * on the executor normally within milliseconds; 5 s bounds a close behind a stuck handler.
+     */
     private static final long CLOSE_WAIT_MILLIS = 5_000;
     /** Deadlines beyond this are treated as this (about 146 years of nanoseconds / 2). */
     private static final long MAX_DEADLINE_NANOS = Long.MAX_VALUE / 4;
@@ -86,7 +89,7 @@ final class NettyHomaSocket implements HomaSocket {
 
     /** Creates the engines, binds every channel on the one port, and starts reading. */
     private void bind() {
-        EngineConfig base = config.protocol();
+        EngineConfig base = config.engineConfig();
         // One GSO send carries at most one UDP payload (64 KB) and 64 segments.
         int maxSegments = Math.max(1, Math.min(base.maxGsoSegments,
                 Transport.MAX_UDP_PAYLOAD / base.maxDatagram()));

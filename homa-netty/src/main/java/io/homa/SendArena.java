@@ -19,7 +19,11 @@ import java.util.Iterator;
  * the loop too).
  */
 final class SendArena {
-    /** Buffers kept for reuse, at most. */
+    /**
+     * Buffers kept for reuse, at most: with 256 KiB buffers, 4 MiB per event loop, the channels'
+     * write high-water mark (Transport), so the slices Netty may still hold queued do not force
+     * fresh allocations; beyond that a buffer is left to the garbage collector.
+     */
     private static final int MAX_SPARE = 16;
 
     private final int bufferBytes;

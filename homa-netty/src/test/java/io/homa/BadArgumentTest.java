@@ -97,6 +97,31 @@ class BadArgumentTest {
                 () -> HomaConfig.builder().defaultDeadline(Duration.ZERO).build());
         refused(HomaBadArgumentException.class, "tosByLevel", () -> HomaConfig.builder().tosByLevel(1, 2).build());
         refused(HomaBadArgumentException.class, "bindAddress", () -> HomaConfig.builder().bindAddress(null).build());
+        refused(HomaBadArgumentException.class, "maxNicQueue", () -> HomaConfig.builder().maxNicQueue(Duration.ofNanos(-1)));
+        refused(HomaBadArgumentException.class, "cutoffsInterval", () -> HomaConfig.builder().cutoffsInterval(null));
+        refused(HomaBadArgumentException.class, "grantFifoFraction",
+                () -> HomaConfig.builder().grantFifoFraction(501).build());
+        refused(HomaBadArgumentException.class, "defaultUnscheduledPriority",
+                () -> HomaConfig.builder().maxScheduledPriority(6).defaultUnscheduledPriority(6).build());
+    }
+
+    @Test
+    void unknownMetricNamesAreNamed() {
+        HomaMetrics m = socket.metrics();
+        refused(HomaBadArgumentException.class, "NO_SUCH", () -> m.counter("NO_SUCH"));
+        refused(HomaBadArgumentException.class, "drop reason", () -> m.drops("NO_SUCH"));
+        refused(HomaBadArgumentException.class, "FREEZE", () -> m.packetsSent("FREEZE"));
+        refused(HomaBadArgumentException.class, "null", () -> m.packetsReceived(null));
+    }
+
+    @Test
+    void badFaultRatesAreNamed() {
+        refused(HomaBadArgumentException.class, "dropRate",
+                () -> new io.homa.testing.DatagramFaults(1.5, 0, 0, Duration.ZERO));
+        refused(HomaBadArgumentException.class, "reorderDelayMax",
+                () -> new io.homa.testing.DatagramFaults(0, 0, 0, null));
+        refused(HomaBadArgumentException.class, "null", () -> io.homa.testing.FaultInjection.inject(
+                HomaConfig.builder(), 1, null, io.homa.testing.DatagramFaults.NONE));
     }
 
     @Test

@@ -1,6 +1,7 @@
 package io.homa;
 
-import io.homa.core.sim.FaultModel;
+import io.homa.testing.DatagramFaults;
+import io.homa.testing.FaultInjection;
 import org.junit.jupiter.api.Test;
 
 import java.net.InetSocketAddress;
@@ -44,7 +45,7 @@ class ChaosSoakTest {
     void chaosSoak_everyCallCorrectOrFailedInTime_noDuplicates_noLeftovers() throws Exception {
         long seconds = Long.getLong("homa.soak.seconds", 12);
         long seed = Long.getLong("homa.soak.seed", 20261129L);
-        FaultModel faults = new FaultModel(0.05, 0.01, 0.01, 2_000_000);
+        DatagramFaults faults = new DatagramFaults(0.05, 0.01, 0.01, Duration.ofMillis(2));
         SplittableRandom random = new SplittableRandom(seed);
 
         // Tokens each server incarnation has handled: a repeat within one incarnation is a bug.
@@ -58,13 +59,13 @@ class ChaosSoakTest {
             r.reply(b);
         };
 
-        HomaSocket server = HomaSocket.open(Loopback.config().faultInjection(seed, faults, faults).build());
+        HomaSocket server = HomaSocket.open(FaultInjection.inject(Loopback.config(), seed, faults, faults).build());
         server.serve(echo);
         InetSocketAddress to = Loopback.addressOf(server);
         int port = server.localAddress().getPort();
         List<HomaSocket> clients = new ArrayList<>();
         for (int i = 0; i < CLIENTS; i++) {
-            clients.add(HomaSocket.open(Loopback.config().faultInjection(seed + 1 + i, faults, faults).build()));
+            clients.add(HomaSocket.open(FaultInjection.inject(Loopback.config(), seed + 1 + i, faults, faults).build()));
         }
         List<Call> all = new ArrayList<>();
         List<Call> open = new ArrayList<>();
@@ -79,9 +80,8 @@ class ChaosSoakTest {
                     // The server process restarts on the same port.
                     server.close();
                     handled[0] = ConcurrentHashMap.newKeySet();
-                    server = HomaSocket.open(HomaConfig.builder()
-                            .bindAddress(new InetSocketAddress(Loopback.HOST, port))
-                            .faultInjection(seed + 100, faults, faults).build());
+                    server = HomaSocket.open(FaultInjection.inject(HomaConfig.builder()
+                            .bindAddress(new InetSocketAddress(Loopback.HOST, port)), seed + 100, faults, faults).build());
                     server.serve(echo);
                     restarted = true;
                 }

@@ -1,10 +1,12 @@
 package io.homa;
 
-import io.homa.core.sim.FaultModel;
+import io.homa.testing.DatagramFaults;
+import io.homa.testing.FaultInjection;
 import org.junit.jupiter.api.Test;
 
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -39,9 +41,9 @@ class ConcurrencyTest {
     void tenThousandConcurrentCallsUnderDropDuplicationAndReordering() throws Exception {
         // 5% drop, 1% duplication, 1% reordering (delays up to 2 ms), on DATA and control alike,
         // on every socket: both directions of every RPC suffer.
-        FaultModel faults = new FaultModel(0.05, 0.01, 0.01, 2_000_000);
-        HomaConfig server = patient().faultInjection(1, faults, faults).build();
-        HomaConfig client = patient().faultInjection(2, faults, faults).build();
+        DatagramFaults faults = new DatagramFaults(0.05, 0.01, 0.01, Duration.ofMillis(2));
+        HomaConfig server = FaultInjection.inject(patient(), 1, faults, faults).build();
+        HomaConfig client = FaultInjection.inject(patient(), 2, faults, faults).build();
         HomaMetrics[] m = run(server, client);
         assertTrue(m[0].shell(HomaMetrics.Shell.FAULTS_DROPPED) > 0, m[0].toString());
         assertTrue(m[0].shell(HomaMetrics.Shell.FAULTS_DUPLICATED) > 0, m[0].toString());

@@ -4,10 +4,11 @@ import io.homa.core.EngineConfig;
 import org.junit.jupiter.api.Test;
 
 import java.net.InetSocketAddress;
+import java.time.Duration;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-/** Protocol settings HomaConfig derives from the bind address and the link rate. */
+/** Protocol settings HomaConfig derives from the bind address and the link rate, and those it passes on. */
 class HomaConfigDefaultsTest {
     private static final EngineConfig D = EngineConfig.defaults();
     private static final InetSocketAddress WILDCARD = new InetSocketAddress(0);
@@ -18,14 +19,14 @@ class HomaConfigDefaultsTest {
 
     @Test
     void defaultLink_keepsDatacenterSizes() {
-        EngineConfig e = onEthernet().build().protocol();
+        EngineConfig e = onEthernet().build().engineConfig();
         assertEquals(D.unscheduledBytes, e.unscheduledBytes);
         assertEquals(D.maxIncoming, e.maxIncoming);
     }
 
     @Test
     void slowLink_scalesUnscheduledAndBudget_toSegmentFloors() {
-        EngineConfig e = onEthernet().linkMbps(10).build().protocol();
+        EngineConfig e = onEthernet().linkMbps(10).build().engineConfig();
         assertEquals(1500, e.mtu);
         assertEquals(e.segmentPayload(), e.unscheduledBytes, "one segment, not 40,000 bytes");
         assertEquals(10 * e.segmentPayload(), e.maxIncoming);
@@ -33,42 +34,85 @@ class HomaConfigDefaultsTest {
 
     @Test
     void slowLink_pacerAllowsHalfAMillisecondInTheNic() {
-        EngineConfig e = onEthernet().linkMbps(100).build().protocol();
+        EngineConfig e = onEthernet().linkMbps(100).build().engineConfig();
         assertEquals(500_000, e.maxNicQueueNanos, "about four 1,500-byte packets at 100 Mbit/s");
-        assertEquals(500_000, onEthernet().linkMbps(10).build().protocol().maxNicQueueNanos);
-        assertEquals(D.maxNicQueueNanos, onEthernet().build().protocol().maxNicQueueNanos);
+        assertEquals(500_000, onEthernet().linkMbps(10).build().engineConfig().maxNicQueueNanos);
+        assertEquals(D.maxNicQueueNanos, onEthernet().build().engineConfig().maxNicQueueNanos);
     }
 
     @Test
-    void wholeProtocolGiven_nothingDerived() {
+    void everyDerivedSettingGiven_nothingDerived() {
         EngineConfig mine = EngineConfig.builder().linkMbps(10).build();
-        EngineConfig e = onEthernet().protocol(mine).linkMbps(10).build().protocol();
+        EngineConfig e = onEthernet().linkMbps(10).unscheduledBytes(mine.unscheduledBytes).maxIncoming(mine.maxIncoming)
+                .maxNicQueue(Duration.ofNanos(mine.maxNicQueueNanos)).build().engineConfig();
         assertEquals(mine.unscheduledBytes, e.unscheduledBytes);
         assertEquals(mine.maxIncoming, e.maxIncoming);
         assertEquals(mine.maxNicQueueNanos, e.maxNicQueueNanos);
     }
 
     @Test
+    void publicGetters_showWhatWasDerived() {
+        HomaConfig c = onEthernet().linkMbps(10).build();
+        EngineConfig e = c.engineConfig();
+        assertEquals(e.mtu, c.mtu());
+        assertEquals(e.unscheduledBytes, c.unscheduledBytes());
+        assertEquals(e.maxIncoming, c.maxIncoming());
+        assertEquals(10, c.linkMbps());
+    }
+
+    @Test
+    void rebuiltConfig_keepsItsDerivedValues() {
+        HomaConfig c = onEthernet().linkMbps(10).build();
+        assertEquals(c.engineConfig().toString(), c.toBuilder().build().engineConfig().toString());
+    }
+
+    @Test
     void slowerLink_scalesInProportion() {
-        EngineConfig e = onEthernet().linkMbps(2_500).build().protocol();
+        EngineConfig e = onEthernet().linkMbps(2_500).build().engineConfig();
         assertEquals(D.unscheduledBytes / 10, e.unscheduledBytes);
         assertEquals(D.maxIncoming / 10, e.maxIncoming);
     }
 
     @Test
     void fasterLink_keepsDefaults() {
-        EngineConfig e = onEthernet().linkMbps(100_000).build().protocol();
+        EngineConfig e = onEthernet().linkMbps(100_000).build().engineConfig();
         assertEquals(D.unscheduledBytes, e.unscheduledBytes);
         assertEquals(D.maxIncoming, e.maxIncoming);
     }
 
     @Test
     void explicitSettings_win() {
-        EngineConfig e = onEthernet().linkMbps(10).unscheduledBytes(5_000).build().protocol();
+        EngineConfig e = onEthernet().linkMbps(10).unscheduledBytes(5_000).build().engineConfig();
         assertEquals(5_000, e.unscheduledBytes);
         assertEquals(10 * e.segmentPayload(), e.maxIncoming, "the budget, not chosen, still follows the link");
-        EngineConfig f = onEthernet().linkMbps(10).maxIncoming(50_000).build().protocol();
+        EngineConfig f = onEthernet().linkMbps(10).maxIncoming(50_000).build().engineConfig();
         assertEquals(50_000, f.maxIncoming);
         assertEquals(f.segmentPayload(), f.unscheduledBytes);
+    }
+
+    @Test
+    void everyProtocolSetter_reachesTheEngine() {
+        EngineConfig e = onEthernet().grantWindow(30_000).grantFifoFraction(0).fifoGrantIncrement(7_000)
+                .maxScheduledPriority(2).defaultUnscheduledPriority(5).maxNicQueue(Duration.ofNanos(7_000))
+                .throttleMinBytes(900).resendIntervalTicks(9).needAckTicks(6).ackDelayTicks(1)
+                .timerTrafficPercent(20).tombstoneTicks(0).cutoffsInterval(Duration.ofMillis(3))
+                .maxServerRpcsPerPeer(11).maxBufferedBytesPerPeer(1L << 24).maxOutgoingBytes(1L << 25)
+                .build().engineConfig();
+        assertEquals(30_000, e.grantWindow);
+        assertEquals(0, e.grantFifoFraction);
+        assertEquals(7_000, e.fifoGrantIncrement);
+        assertEquals(2, e.maxScheduledPriority);
+        assertEquals(5, e.defaultUnscheduledPriority);
+        assertEquals(7_000, e.maxNicQueueNanos);
+        assertEquals(900, e.throttleMinBytes);
+        assertEquals(9, e.resendInterval);
+        assertEquals(6, e.needAckTicks);
+        assertEquals(1, e.ackDelayTicks);
+        assertEquals(20, e.timerTrafficPercent);
+        assertEquals(0, e.tombstoneTicks);
+        assertEquals(3_000_000, e.cutoffsIntervalNanos);
+        assertEquals(11, e.maxServerRpcsPerPeer);
+        assertEquals(1L << 24, e.maxBufferedBytesPerPeer);
+        assertEquals(1L << 25, e.maxOutgoingBytes);
     }
 }

@@ -35,6 +35,8 @@ public final class Main {
                       JMH benchmarks, e.g.  java -jar homa-bench.jar UnloadedLatency -f1 -wi 2 -i 3
                       -l lists them, -h shows JMH's options, -prof gc reports allocation per call.
                       (Running every benchmark takes a long time: give a regex, e.g. '.*' deliberately.)
+                      The engine's scheduler microbenchmarks (package-private classes) are not here:
+                      mvn -B -pl homa-core -am test -Pjmh -DskipTests -Djmh.args="SchedulerBenchmark -f1"
                 """ + io.homa.bench.load.LoadCommands.usage();
     }
 }

@@ -4,7 +4,9 @@ import io.homa.HomaConfig;
 import io.homa.HomaMetrics;
 import io.homa.HomaRequest;
 import io.homa.HomaSocket;
-import io.homa.core.sim.FaultModel;
+import io.homa.core.EngineConfig;
+import io.homa.testing.DatagramFaults;
+import io.homa.testing.FaultInjection;
 import io.homa.core.wire.DecodedPacket;
 import io.homa.core.wire.DropReason;
 import io.homa.core.wire.PacketDecoder;
@@ -147,14 +149,14 @@ class WiresharkDissectorTest {
             }
         });
         Map<DropReason, Integer> malformed;
-        int maxDatagram = serverA.config().protocol().maxDatagram();
+        int maxDatagram = EngineConfig.builder().mtu(serverA.config().mtu()).build().maxDatagram();
         int maxMessageLength = serverA.config().maxMessageLength();
         // The client loses 5% of its DATA (seeded): the server asks for it with RESEND.
-        HomaSocket clientSocket = HomaSocket.open(config(0)
-                .faultInjection(14, new FaultModel(0.05, 0, 0, 0), FaultModel.NONE).build());
+        HomaSocket clientSocket = HomaSocket.open(FaultInjection.inject(config(0), 14,
+                new DatagramFaults(0.05, 0, 0, Duration.ZERO), DatagramFaults.NONE).build());
         // This one loses every control packet it sends, its ACKs too: the server asks with NEED_ACK.
-        HomaSocket deafSocket = HomaSocket.open(config(0)
-                .faultInjection(15, FaultModel.NONE, new FaultModel(1, 0, 0, 0)).build());
+        HomaSocket deafSocket = HomaSocket.open(FaultInjection.inject(config(0), 15,
+                DatagramFaults.NONE, new DatagramFaults(1, 0, 0, Duration.ZERO)).build());
         HomaSocket serverB = null;
         try {
             // DATA of one and of many segments (GSO batches from the server), GRANTs, CUTOFFS.
@@ -165,17 +167,17 @@ class WiresharkDissectorTest {
             }
             byte[] small = random(100, 7);
             assertArrayEquals(small, deafSocket.call(server, small).get(WAIT.toSeconds(), TimeUnit.SECONDS));
-            await(() -> serverA.metrics().packetsSent(PacketType.NEED_ACK) > 0, () -> "NEED_ACK " + serverA.metrics());
+            await(() -> serverA.metrics().packetsSent("NEED_ACK") > 0, () -> "NEED_ACK " + serverA.metrics());
 
             // A request the server sits on: the client asks for its response, the server says BUSY.
             byte[] holdRequest = random(HOLD_LENGTH, 8);
-            long busyBefore = serverA.metrics().packetsSent(PacketType.BUSY);
+            long busyBefore = serverA.metrics().packetsSent("BUSY");
             CompletableFuture<byte[]> heldCall = clientSocket.call(server, holdRequest);
-            await(() -> held.isDone() && serverA.metrics().packetsSent(PacketType.BUSY) > busyBefore,
+            await(() -> held.isDone() && serverA.metrics().packetsSent("BUSY") > busyBefore,
                     () -> "BUSY " + serverA.metrics());
 
             malformed = sendMalformed(raw, server, maxMessageLength);
-            await(() -> malformed.entrySet().stream().allMatch(m -> serverA.metrics().drops(m.getKey()) == m.getValue()),
+            await(() -> malformed.entrySet().stream().allMatch(m -> serverA.metrics().drops(m.getKey().name()) == m.getValue()),
                     () -> "drops of the malformed datagrams " + malformed + ": " + serverA.metrics());
 
             // The server restarts on the same port without the held request: the client's next
@@ -185,8 +187,8 @@ class WiresharkDissectorTest {
             serverB.serve(request -> request.reply(request.toByteArray()));
             assertArrayEquals(holdRequest, heldCall.get(WAIT.toSeconds(), TimeUnit.SECONDS), "the restarted call");
             HomaSocket b0 = serverB;
-            await(() -> b0.metrics().packetsSent(PacketType.RPC_UNKNOWN) > 0
-                    && b0.metrics().packetsReceived(PacketType.ACK) > 0, () -> "RPC_UNKNOWN and ACK " + b0.metrics());
+            await(() -> b0.metrics().packetsSent("RPC_UNKNOWN") > 0
+                    && b0.metrics().packetsReceived("ACK") > 0, () -> "RPC_UNKNOWN and ACK " + b0.metrics());
         } finally {
             clientSocket.close();
             deafSocket.close();
@@ -309,7 +311,7 @@ class WiresharkDissectorTest {
         malformedSent.merge(DropReason.BAD_MAGIC, 1, Integer::sum); // the end marker
         assertEquals(malformedSent, malformedSeen, "each malformed datagram flagged with its drop reason");
         for (Map.Entry<DropReason, Integer> m : t.malformedSent().entrySet()) {
-            assertEquals(m.getValue().longValue(), t.serverA().drops(m.getKey()), "server drops " + m.getKey());
+            assertEquals(m.getValue().longValue(), t.serverA().drops(m.getKey().name()), "server drops " + m.getKey());
         }
     }
 
@@ -365,7 +367,7 @@ class WiresharkDissectorTest {
         long lossySent = 0;
         long lossyCaptured = 0;
         for (PacketType type : PacketType.values()) {
-            long sent = Arrays.stream(sockets).mapToLong(m -> m.packetsSent(type)).sum();
+            long sent = Arrays.stream(sockets).mapToLong(m -> m.packetsSent(type.name())).sum();
             long got = captured.getOrDefault(type, 0L);
             boolean dropped = lossy == (type == PacketType.DATA ? Lossy.DATA : Lossy.CONTROL);
             if (dropped) {

@@ -45,11 +45,11 @@ public final class HomaLoadTransport implements LoadTransport {
     public java.util.Map<String, Object> metrics() {
         io.homa.HomaMetrics m = socket.metrics();
         java.util.Map<String, Object> out = new java.util.LinkedHashMap<>();
-        for (io.homa.core.Counter c : io.homa.core.Counter.values()) {
-            if (m.counter(c) != 0) {
-                out.put(c.name(), m.counter(c));
+        m.counters().forEach((name, n) -> {
+            if (n != 0) {
+                out.put(name, n);
             }
-        }
+        });
         for (io.homa.HomaMetrics.Shell c : io.homa.HomaMetrics.Shell.values()) {
             if (m.shell(c) != 0) {
                 out.put("shell." + c.name(), m.shell(c));
@@ -57,7 +57,7 @@ public final class HomaLoadTransport implements LoadTransport {
         }
         m.dropsByReason().forEach((r, n) -> {
             if (n != 0) {
-                out.put("drop." + r.name(), n);
+                out.put("drop." + r, n);
             }
         });
         return out;

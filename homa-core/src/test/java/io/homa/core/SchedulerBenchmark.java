@@ -22,9 +22,11 @@ import java.util.concurrent.TimeUnit;
  * The engine's two schedulers on their hot paths, without sockets: the receiver's grant scheduler
  * (a segment arrives for one of N incoming messages, then {@code schedule}) and the sender's SRPT
  * queue (send one segment from the head). It lives in package io.homa.core because both classes
- * are package-private. Target: zero allocation per operation ({@code -prof gc}).
+ * are package-private, and in homa-core's test tree so that no other jar splits the package.
+ * Target: zero allocation per operation ({@code -prof gc}).
  *
- * <p>{@code java -jar homa-bench/target/homa-bench.jar SchedulerBenchmark -f1 -wi 2 -i 3 -prof gc}
+ * <p>Run with homa-core's {@code jmh} profile (docs/benchmarks.md): {@code mvn -B -pl homa-core -am
+ * test -Pjmh -DskipTests -Djmh.args="SchedulerBenchmark -f1 -wi 2 -i 3 -prof gc"}
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)

@@ -1,0 +1,18 @@
+/**
+ * Homa on Netty. Applications see package {@code io.homa} (the API) and, for their tests,
+ * {@code io.homa.testing} (fault injection); the engine (module {@code io.homa.core}) and
+ * {@code io.homa.internal} stay hidden.
+ */
+module io.homa {
+    requires io.homa.core;
+    // ByteBuf is part of the API (zero-copy calls and payloads).
+    requires transitive io.netty.buffer;
+    requires io.netty.common;
+    requires io.netty.transport;
+    requires io.netty.transport.classes.epoll;
+    requires io.netty.transport.unix.common;
+    requires org.slf4j;
+
+    exports io.homa;
+    exports io.homa.testing;
+}
