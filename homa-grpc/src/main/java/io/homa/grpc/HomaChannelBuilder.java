@@ -1,0 +1,100 @@
+package io.homa.grpc;
+
+import io.grpc.ForwardingChannelBuilder2;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.internal.GrpcUtil;
+import io.grpc.internal.ManagedChannelImplBuilder;
+import io.homa.HomaBadArgumentException;
+import io.homa.HomaConfig;
+
+/**
+ * Builds a gRPC {@link io.grpc.ManagedChannel} whose calls travel over Homa instead of HTTP/2:
+ *
+ * <pre>{@code
+ * ManagedChannel channel = HomaChannelBuilder.forAddress("10.0.0.7", 50051).build();
+ * GreeterGrpc.GreeterBlockingStub stub = GreeterGrpc.newBlockingStub(channel);
+ * }</pre>
+ *
+ * <p>Everything else (executor, interceptors, deadlines, load balancing, name resolution) is
+ * grpc-java's own and works as with any channel. The channel opens one Homa socket when it is
+ * built ({@link #homaConfig(HomaConfig)}, by default {@link HomaConfig#defaults()}: any local
+ * address, a free port) and closes it when the channel terminates. That socket also receives the
+ * server's messages of streaming calls, so servers must be able to reach it (docs/grpc.md).
+ *
+ * <p>Homa has no TLS: {@link #useTransportSecurity()} throws, and calls carry no authentication.
+ * Messages are never compressed. The default maximum inbound message is 4 MiB, as for any
+ * grpc-java channel; raise it with {@link #maxInboundMessageSize(int)}.
+ */
+public final class HomaChannelBuilder extends ForwardingChannelBuilder2<HomaChannelBuilder> {
+    private final ManagedChannelImplBuilder delegate;
+    private HomaConfig homaConfig = HomaConfig.defaults();
+    private int maxInboundMessageSize = GrpcUtil.DEFAULT_MAX_MESSAGE_SIZE;
+
+    private HomaChannelBuilder(String target) {
+        delegate = new ManagedChannelImplBuilder(target,
+                () -> new HomaTransportFactory(homaConfig, maxInboundMessageSize),
+                () -> GrpcUtil.DEFAULT_PORT_PLAINTEXT);
+    }
+
+    /** A channel to one server, by host name or literal address, and the server's Homa port. */
+    public static HomaChannelBuilder forAddress(String host, int port) {
+        if (host == null) {
+            throw new HomaBadArgumentException("host must not be null");
+        }
+        if (port < 0 || port > 65_535) {
+            throw new HomaBadArgumentException("port must be 0..65535, was " + port);
+        }
+        return new HomaChannelBuilder(GrpcUtil.authorityFromHostAndPort(host, port));
+    }
+
+    /**
+     * A channel to a gRPC target: {@code homa://host:port}, or any target grpc-java resolves
+     * ({@code host:port}, {@code dns:///host:port}, ...); the resolved addresses are called over Homa.
+     */
+    public static HomaChannelBuilder forTarget(String target) {
+        if (target == null) {
+            throw new HomaBadArgumentException("target must not be null");
+        }
+        return new HomaChannelBuilder(HomaTargets.toGrpcTarget(target));
+    }
+
+    /**
+     * The settings of the channel's Homa socket (bind address, timeouts, executor...).
+     *
+     * @throws HomaBadArgumentException if {@code config} is null
+     */
+    public HomaChannelBuilder homaConfig(HomaConfig config) {
+        if (config == null) {
+            throw new HomaBadArgumentException("homaConfig must not be null (use HomaConfig.defaults())");
+        }
+        this.homaConfig = config;
+        return this;
+    }
+
+    /** The largest message the channel accepts (default 4 MiB); larger ones fail with RESOURCE_EXHAUSTED. */
+    @Override
+    public HomaChannelBuilder maxInboundMessageSize(int bytes) {
+        if (bytes < 0) {
+            throw new HomaBadArgumentException("maxInboundMessageSize must be >= 0, was " + bytes);
+        }
+        this.maxInboundMessageSize = bytes;
+        return this;
+    }
+
+    /** Homa is always plaintext; accepted so that code written for other transports compiles. */
+    @Override
+    public HomaChannelBuilder usePlaintext() {
+        return this;
+    }
+
+    /** Homa has no TLS. */
+    @Override
+    public HomaChannelBuilder useTransportSecurity() {
+        throw new UnsupportedOperationException("homa-grpc has no transport security");
+    }
+
+    @Override
+    protected ManagedChannelBuilder<?> delegate() {
+        return delegate;
+    }
+}
