@@ -51,7 +51,7 @@ class InteropTest {
     }
 
     @AfterAll
-    static void stop() throws InterruptedException {
+    static void stop() {
         for (Transport.Pair p : PAIRS.values()) {
             p.close();
         }

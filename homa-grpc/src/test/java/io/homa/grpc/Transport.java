@@ -11,6 +11,8 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
 
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 /** The transports the same gRPC tests run over: Homa, and grpc-netty (HTTP/2) for comparison. */
 enum Transport {
     HOMA, NETTY;
@@ -20,11 +22,16 @@ enum Transport {
     /** A started server and a channel to it. */
     record Pair(Server server, ManagedChannel channel) implements AutoCloseable {
         @Override
-        public void close() throws InterruptedException {
+        public void close() {
             channel.shutdownNow();
             server.shutdownNow();
-            channel.awaitTermination(10, TimeUnit.SECONDS);
-            server.awaitTermination(10, TimeUnit.SECONDS);
+            try {
+                assertTrue(channel.awaitTermination(10, TimeUnit.SECONDS), "channel terminated");
+                assertTrue(server.awaitTermination(10, TimeUnit.SECONDS), "server terminated");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted while closing", e);
+            }
         }
     }
 
