@@ -190,7 +190,7 @@ final class Frame {
             case HALF_CLOSE:
                 break;
             case OPEN:
-                f.timeoutNanos = r.b.getLong();
+                f.timeoutNanos = r.int64();
                 f.method = r.string();
                 f.authority = r.string();
                 f.credit = r.nonNegativeInt("credit");
@@ -303,7 +303,7 @@ final class Frame {
                     reply.status = r.status();
                     break;
                 case RESULT:
-                    if (r.b.get() != 0) {
+                    if (r.uint8() != 0) {
                         reply.headers = InternalMetadata.newMetadata(r.metadata());
                     }
                     int n = r.nonNegativeInt("message count");
@@ -444,6 +444,16 @@ final class Frame {
 
         String string() throws Malformed {
             return new String(byteString(), StandardCharsets.UTF_8);
+        }
+
+        long int64() throws Malformed {
+            need(8);
+            return b.getLong();
+        }
+
+        int uint8() throws Malformed {
+            need(1);
+            return b.get() & 0xff;
         }
 
         Status status() throws Malformed {

@@ -48,14 +48,15 @@ public final class HomaChannelBuilder extends ForwardingChannelBuilder2<HomaChan
     }
 
     /**
-     * A channel to a gRPC target: {@code homa://host:port}, or any target grpc-java resolves
-     * ({@code host:port}, {@code dns:///host:port}, ...); the resolved addresses are called over Homa.
+     * A channel to a gRPC target: {@code homa://host:port}, or any target grpc-java resolves to
+     * internet socket addresses ({@code host:port}, {@code dns:///host:port}, ...); the resolved
+     * addresses are called over Homa.
      */
     public static HomaChannelBuilder forTarget(String target) {
         if (target == null) {
             throw new HomaBadArgumentException("target must not be null");
         }
-        return new HomaChannelBuilder(HomaTargets.toGrpcTarget(target));
+        return new HomaChannelBuilder(target);
     }
 
     /**

@@ -225,7 +225,7 @@ final class HomaClientStream extends StreamBase implements ClientStream, Inbound
             closedBeforeStart = status;
             return;
         }
-        transport.unregister(this);
+        queueAfterLock(() -> transport.unregister(this));
         stats.clientInboundTrailers(trailers);
         stats.streamClosed(status);
         ClientStreamListener l = listener;

@@ -226,7 +226,7 @@ final class HomaServerStream extends StreamBase implements ServerStream, Inbound
         closeCalled = true;
         outbound.clear();
         inbound.discardWaiting();
-        transport.streamEnded(this);
+        queueAfterLock(() -> transport.streamEnded(this));
         ServerStreamListener l = listener;
         if (l != null) {
             sync.executeLater(() -> l.closed(status));

@@ -48,6 +48,9 @@ final class HomaTransportFactory implements ClientTransportFactory {
     @Override
     public ConnectionClientTransport newClientTransport(SocketAddress address, ClientTransportOptions options,
                                                         ChannelLogger channelLogger) {
+        if (address instanceof HomaSocketAddress) {
+            address = ((HomaSocketAddress) address).address();
+        }
         if (!(address instanceof InetSocketAddress) || ((InetSocketAddress) address).isUnresolved()) {
             throw new IllegalArgumentException("homa-grpc needs a resolved InetSocketAddress, got " + address);
         }
@@ -77,6 +80,6 @@ final class HomaTransportFactory implements ClientTransportFactory {
 
     @Override
     public Collection<Class<? extends SocketAddress>> getSupportedSocketAddressTypes() {
-        return List.of(InetSocketAddress.class);
+        return List.of(InetSocketAddress.class, HomaSocketAddress.class);
     }
 }

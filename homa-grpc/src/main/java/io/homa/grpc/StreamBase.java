@@ -35,6 +35,8 @@ abstract class StreamBase {
             (t, e) -> log.error("a gRPC stream listener threw", e));
     /** Guarded by {@code this}. */
     private final List<byte[]> sends = new ArrayList<>();
+    /** Guarded by {@code this}: calls into the transport, which must not run under the stream's lock. */
+    private final List<Runnable> afterLock = new ArrayList<>(1);
     /** Guarded by {@code this}: the stream is over for this side (listener told, or about to be). */
     boolean closed;
 
@@ -77,20 +79,33 @@ abstract class StreamBase {
         outbound.pump(sends);
     }
 
-    /** Runs the queued listener calls, then sends the queued frames. Call without the lock. */
+    /**
+     * Queues a call into the transport for after the lock is released: the transport may tell
+     * gRPC that it terminated, and gRPC may then close the Homa socket, which waits for the
+     * socket's threads, one of which may be waiting for this stream's lock. Call with the lock held.
+     */
+    final void queueAfterLock(Runnable r) {
+        afterLock.add(r);
+    }
+
+    /** Runs the queued listener calls and transport calls, then sends the queued frames. Call without the lock. */
     final void afterLock() {
         sync.drain();
         List<byte[]> out;
+        List<Runnable> calls;
         synchronized (this) {
-            if (sends.isEmpty()) {
+            if (sends.isEmpty() && afterLock.isEmpty()) {
                 return;
             }
             out = new ArrayList<>(sends);
             sends.clear();
+            calls = new ArrayList<>(afterLock);
+            afterLock.clear();
         }
         for (byte[] frame : out) {
             send(frame);
         }
+        calls.forEach(Runnable::run);
     }
 
     /** The Homa deadline for one frame: what is left of the call's deadline. */

@@ -14,7 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /** Records what a call's responses were and how it ended. */
-final class Recorder<T> implements StreamObserver<T> {
+class Recorder<T> implements StreamObserver<T> {
     static final long TIMEOUT_SECONDS = 30;
 
     final List<T> values = new CopyOnWriteArrayList<>();
