@@ -3,8 +3,6 @@ package io.homa.grpc;
 import io.homa.HomaConfig;
 import io.homa.HomaRequest;
 import io.homa.HomaSocket;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
@@ -17,8 +15,6 @@ import java.util.concurrent.atomic.AtomicLong;
  * a restarted client does not pick up the frames of its former life.
  */
 final class ClientEndpoint {
-    private static final Logger log = LoggerFactory.getLogger(ClientEndpoint.class);
-
     private final HomaSocket socket;
     private final ConcurrentHashMap<Long, HomaClientStream> streams = new ConcurrentHashMap<>();
     private final AtomicLong nextId = new AtomicLong(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE);
@@ -46,12 +42,8 @@ final class ClientEndpoint {
 
     /** Runs on the socket's executor for each frame a server sent. */
     private void handle(HomaRequest request) {
-        Frame f;
-        try {
-            f = Frame.decode(request.toByteArray());
-        } catch (Frame.Malformed e) {
-            log.debug("malformed frame from {}: {}", request.peer(), e.getMessage());
-            request.reply(Frame.Reply.badFrame(e.getMessage()));
+        Frame f = Frame.read(request);
+        if (f == null) {
             return;
         }
         HomaClientStream stream = streams.get(f.streamId);

@@ -3,6 +3,9 @@ package io.homa.grpc;
 import io.grpc.InternalMetadata;
 import io.grpc.Metadata;
 import io.grpc.Status;
+import io.homa.HomaRequest;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
@@ -23,6 +26,7 @@ import java.util.List;
  * {@link Malformed} and never allocates more than the frame's own size.
  */
 final class Frame {
+    private static final Logger log = LoggerFactory.getLogger(Frame.class);
     static final byte VERSION = 1;
     static final int HEADER_BYTES = 16;
 
@@ -226,6 +230,20 @@ final class Frame {
             throw new Malformed(r.b.remaining() + " bytes after the end of a " + typeName(type) + " frame");
         }
         return f;
+    }
+
+    /**
+     * The frame a Homa request carries, or null after answering BAD_FRAME (logged at debug: a
+     * peer's bad bytes are its problem, not ours).
+     */
+    static Frame read(HomaRequest request) {
+        try {
+            return decode(request.toByteArray());
+        } catch (Malformed e) {
+            log.debug("malformed frame from {}: {}", request.peer(), e.getMessage());
+            request.reply(Reply.badFrame(e.getMessage()));
+            return null;
+        }
     }
 
     /** A Homa response: how the receiver took a frame, or a unary call's whole answer. */

@@ -24,6 +24,17 @@ import io.homa.HomaConfig;
  * <p>Homa has no TLS: {@link #useTransportSecurity()} throws, and calls carry no authentication.
  * Messages are never compressed. The default maximum inbound message is 4 MiB, as for any
  * grpc-java channel; raise it with {@link #maxInboundMessageSize(int)}.
+ *
+ * <p><b>Threads and buffers.</b> A builder is not thread-safe; the channel it builds is, as any
+ * gRPC channel. Your listeners and stubs' callbacks run on the channel's executor, as with any
+ * transport; the transport's own work runs on the Homa socket's event loop and executor. Messages
+ * are copied into Homa requests and out of Homa responses: no buffer passes between your code
+ * and the transport.
+ *
+ * <p><b>Failures.</b> A call fails with a gRPC {@link io.grpc.Status} (docs/grpc.md has the table):
+ * a silent or vanished server gives UNAVAILABLE, a passed deadline DEADLINE_EXCEEDED, a message
+ * over a limit RESOURCE_EXHAUSTED. The builder's methods throw {@link HomaBadArgumentException}
+ * for arguments that can never work.
  */
 public final class HomaChannelBuilder extends ForwardingChannelBuilder2<HomaChannelBuilder> {
     private final ManagedChannelImplBuilder delegate;

@@ -2,7 +2,6 @@ package io.homa.grpc;
 
 import io.grpc.Attributes;
 import io.grpc.CallOptions;
-import io.grpc.Compressor;
 import io.grpc.Deadline;
 import io.grpc.DecompressorRegistry;
 import io.grpc.InternalMetadata;
@@ -243,7 +242,7 @@ final class HomaClientStream extends StreamBase implements ClientStream, Inbound
                 case Frame.MESSAGE:
                 case Frame.CLOSE:
                     if (f.type == Frame.MESSAGE && f.messageLength() > maxInboundMessageSize) {
-                        failLocked(tooLarge(f.messageLength()));
+                        failLocked(tooLarge(maxInboundMessageSize, f.messageLength()));
                         break;
                     }
                     try {
@@ -282,11 +281,6 @@ final class HomaClientStream extends StreamBase implements ClientStream, Inbound
         }
     }
 
-    private Status tooLarge(int length) {
-        return Status.RESOURCE_EXHAUSTED.withDescription(String.format(
-                "gRPC message exceeds maximum size %d: %d", maxInboundMessageSize, length));
-    }
-
     @Override
     void accepted(int type, Frame.Reply reply) {
         if (type != Frame.OPEN) {
@@ -321,7 +315,7 @@ final class HomaClientStream extends StreamBase implements ClientStream, Inbound
         }
         for (byte[] m : reply.messages) {
             if (m.length > maxInboundMessageSize) {
-                failLocked(tooLarge(m.length));
+                failLocked(tooLarge(maxInboundMessageSize, m.length));
                 return;
             }
             inbound.acceptInOrder(new ByteArrayInputStream(m));
@@ -354,23 +348,6 @@ final class HomaClientStream extends StreamBase implements ClientStream, Inbound
     @Override
     public synchronized boolean isReady() {
         return !closed && (openSent ? outbound.isReady() : oneRequest);
-    }
-
-    @Override
-    public void flush() {
-    }
-
-    @Override
-    public void optimizeForDirectExecutor() {
-    }
-
-    /** Messages are never compressed (docs/grpc.md). */
-    @Override
-    public void setCompressor(Compressor compressor) {
-    }
-
-    @Override
-    public void setMessageCompression(boolean enable) {
     }
 
     @Override

@@ -93,7 +93,8 @@ final class HomaClientTransport implements ConnectionClientTransport {
             } else {
                 Status s = Failures.toStatus(error, null)
                         .augmentDescription("no homa-grpc server answered at " + server);
-                shutdown(s.getCode() == Status.Code.INTERNAL ? s : Status.UNAVAILABLE.withDescription(s.getDescription()));
+                shutdown(s.getCode() == Status.Code.INTERNAL ? s : Status.UNAVAILABLE.withDescription(s.getDescription()),
+                        SimpleDisconnectError.CONNECTION_TIMED_OUT);
             }
         });
         return null;
@@ -189,6 +190,10 @@ final class HomaClientTransport implements ConnectionClientTransport {
 
     @Override
     public void shutdown(Status reason) {
+        shutdown(reason, SimpleDisconnectError.SUBCHANNEL_SHUTDOWN);
+    }
+
+    private void shutdown(Status reason, SimpleDisconnectError why) {
         boolean terminate;
         synchronized (this) {
             if (shutdownStatus != null) {
@@ -198,7 +203,7 @@ final class HomaClientTransport implements ConnectionClientTransport {
             terminate = streams.isEmpty();
             terminated |= terminate;
         }
-        listener.transportShutdown(reason, SimpleDisconnectError.SUBCHANNEL_SHUTDOWN);
+        listener.transportShutdown(reason, why);
         if (terminate) {
             listener.transportTerminated();
         }

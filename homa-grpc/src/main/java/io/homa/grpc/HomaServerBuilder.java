@@ -28,6 +28,16 @@ import java.net.SocketAddress;
  * it to a day, as gRPC has no such limit; a {@code homaConfig} of your own keeps its value.
  * Homa has no TLS, and messages are never compressed. The default maximum inbound message is
  * 4 MiB, as for any grpc-java server; raise it with {@link #maxInboundMessageSize(int)}.
+ *
+ * <p><b>Threads and buffers.</b> A builder is not thread-safe. Service methods run on the server's
+ * executor ({@code executor(..)}, or grpc-java's default), never on a Homa thread unless you choose
+ * {@code directExecutor()} (then on the Homa socket's executor, where they may block but hold up
+ * other calls' frames). Messages are copied in and out of Homa messages: no buffer passes between
+ * your code and the transport.
+ *
+ * <p><b>Failures.</b> {@code build().start()} throws {@link java.io.IOException} if the Homa
+ * socket cannot be bound; the builder's methods throw {@link HomaBadArgumentException} for
+ * arguments that can never work and {@link UnsupportedOperationException} for TLS.
  */
 public final class HomaServerBuilder extends ForwardingServerBuilder<HomaServerBuilder> {
     private final ServerImplBuilder delegate;

@@ -1,7 +1,6 @@
 package io.homa.grpc;
 
 import io.grpc.Attributes;
-import io.grpc.Compressor;
 import io.grpc.Deadline;
 import io.grpc.Decompressor;
 import io.grpc.InternalMetadata;
@@ -77,7 +76,7 @@ final class HomaServerStream extends StreamBase implements ServerStream, Inbound
         synchronized (this) {
             if (open.hasMessage()) {
                 if (open.messageLength() > maxInboundMessageSize) {
-                    endLocked(tooLarge(open.messageLength()), true);
+                    endLocked(tooLarge(maxInboundMessageSize, open.messageLength()), true);
                 } else {
                     inbound.acceptInOrder(open.message());
                 }
@@ -243,7 +242,7 @@ final class HomaServerStream extends StreamBase implements ServerStream, Inbound
                 case Frame.MESSAGE:
                 case Frame.HALF_CLOSE:
                     if (f.type == Frame.MESSAGE && f.messageLength() > maxInboundMessageSize) {
-                        endLocked(tooLarge(f.messageLength()), true);
+                        endLocked(tooLarge(maxInboundMessageSize, f.messageLength()), true);
                         break;
                     }
                     try {
@@ -273,11 +272,6 @@ final class HomaServerStream extends StreamBase implements ServerStream, Inbound
         return Frame.Reply.ACK;
     }
 
-    private Status tooLarge(int length) {
-        return Status.RESOURCE_EXHAUSTED.withDescription(String.format(
-                "gRPC message exceeds maximum size %d: %d", maxInboundMessageSize, length));
-    }
-
     // ---- Inbound.Sink: called under the lock ----
 
     @Override
@@ -302,23 +296,6 @@ final class HomaServerStream extends StreamBase implements ServerStream, Inbound
     @Override
     public synchronized boolean isReady() {
         return !closeCalled && (unaryRequest != null || outbound.isReady());
-    }
-
-    @Override
-    public void flush() {
-    }
-
-    @Override
-    public void optimizeForDirectExecutor() {
-    }
-
-    /** Messages are never compressed (docs/grpc.md). */
-    @Override
-    public void setCompressor(Compressor compressor) {
-    }
-
-    @Override
-    public void setMessageCompression(boolean enable) {
     }
 
     @Override

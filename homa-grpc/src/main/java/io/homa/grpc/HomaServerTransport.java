@@ -17,8 +17,6 @@ import io.grpc.internal.ServerTransportListener;
 import io.grpc.internal.StatsTraceContext;
 import io.homa.HomaRequest;
 import io.homa.HomaSocket;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -37,7 +35,6 @@ import java.util.concurrent.TimeUnit;
  * gRPC), and the frames of open streams, found by (client address, stream id).
  */
 final class HomaServerTransport implements ServerTransport {
-    private static final Logger log = LoggerFactory.getLogger(HomaServerTransport.class);
     /** Streams remembered after they end, so that their late frames are acknowledged, not refused. */
     private static final int ENDED_STREAMS_REMEMBERED = 10_000;
 
@@ -86,12 +83,8 @@ final class HomaServerTransport implements ServerTransport {
 
     /** Runs on the socket's executor for each frame a client sent. */
     void handle(HomaRequest request) {
-        Frame f;
-        try {
-            f = Frame.decode(request.toByteArray());
-        } catch (Frame.Malformed e) {
-            log.debug("malformed frame from {}: {}", request.peer(), e.getMessage());
-            request.reply(Frame.Reply.badFrame(e.getMessage()));
+        Frame f = Frame.read(request);
+        if (f == null) {
             return;
         }
         switch (f.type) {

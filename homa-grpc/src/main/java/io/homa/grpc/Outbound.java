@@ -15,11 +15,13 @@ import java.util.List;
  * <p>Not thread-safe: the owning stream's lock guards it.
  */
 final class Outbound {
-    /** One frame waiting to be numbered and sent. */
-    private interface Item {
-        boolean isMessage();
-
+    /** Encodes a frame once its sequence number is known. */
+    private interface Encoder {
         byte[] encode(long streamId, int seq);
+    }
+
+    /** One frame waiting to be numbered and sent; only messages need a credit. */
+    private record Item(boolean isMessage, Encoder encoder) {
     }
 
     private final long streamId;
@@ -37,33 +39,19 @@ final class Outbound {
 
     void message(byte[] message) {
         queuedMessages++;
-        queue.add(new Item() {
-            @Override public boolean isMessage() { return true; }
-            @Override public byte[] encode(long id, int seq) { return Frame.message(id, seq, message); }
-        });
+        queue.add(new Item(true, (id, seq) -> Frame.message(id, seq, message)));
     }
 
     void headers(byte[][] headers) {
-        add((id, seq) -> Frame.headers(id, seq, headers));
+        queue.add(new Item(false, (id, seq) -> Frame.headers(id, seq, headers)));
     }
 
     void halfClose() {
-        add(Frame::halfClose);
+        queue.add(new Item(false, Frame::halfClose));
     }
 
     void close(Status status, byte[][] trailers) {
-        add((id, seq) -> Frame.close(id, seq, status, trailers));
-    }
-
-    private interface Encoder {
-        byte[] encode(long streamId, int seq);
-    }
-
-    private void add(Encoder e) {
-        queue.add(new Item() {
-            @Override public boolean isMessage() { return false; }
-            @Override public byte[] encode(long id, int seq) { return e.encode(id, seq); }
-        });
+        queue.add(new Item(false, (id, seq) -> Frame.close(id, seq, status, trailers)));
     }
 
     /** Lets frames leave (the peer accepted the stream). */
@@ -93,7 +81,7 @@ final class Outbound {
                 queuedMessages--;
             }
             queue.poll();
-            out.add(head.encode(streamId, nextSeq++));
+            out.add(head.encoder().encode(streamId, nextSeq++));
         }
     }
 

@@ -1,8 +1,10 @@
 package io.homa.grpc;
 
+import io.grpc.Compressor;
 import io.grpc.Deadline;
 import io.grpc.Status;
 import io.grpc.SynchronizationContext;
+import io.grpc.internal.Stream;
 import io.homa.HomaSocket;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,7 +27,7 @@ import java.util.concurrent.TimeUnit;
  * {@link #afterLock()}, which runs the queued listener calls and sends the queued frames outside
  * the lock (a failed send re-enters the stream).
  */
-abstract class StreamBase {
+abstract class StreamBase implements Stream {
     private static final Logger log = LoggerFactory.getLogger(StreamBase.class);
     /** The Homa deadline of frames of a call without a gRPC deadline; a silent peer still fails it (timeoutTicks). */
     static final Duration NO_DEADLINE = Duration.ofDays(1);
@@ -165,6 +167,30 @@ abstract class StreamBase {
                 fail(Status.INTERNAL.withDescription("unexpected reply code " + reply.code + " from " + peer()));
                 break;
         }
+    }
+
+    /** Frames leave as soon as they are written: nothing to flush. */
+    @Override
+    public final void flush() {
+    }
+
+    @Override
+    public final void optimizeForDirectExecutor() {
+    }
+
+    /** Messages are never compressed (docs/grpc.md). */
+    @Override
+    public final void setCompressor(Compressor compressor) {
+    }
+
+    @Override
+    public final void setMessageCompression(boolean enable) {
+    }
+
+    /** The status of a message over the receiver's {@code maxInboundMessageSize}. */
+    static Status tooLarge(int max, int length) {
+        return Status.RESOURCE_EXHAUSTED.withDescription(String.format(
+                "gRPC message exceeds maximum size %d: %d", max, length));
     }
 
     /** The bytes of a message gRPC wrote, then closes the stream. */
