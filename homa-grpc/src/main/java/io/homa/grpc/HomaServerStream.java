@@ -9,6 +9,7 @@ import io.grpc.Status;
 import io.grpc.internal.ServerStream;
 import io.grpc.internal.ServerStreamListener;
 import io.grpc.internal.StatsTraceContext;
+import io.homa.HomaMessageTooLargeException;
 import io.homa.HomaRequest;
 import io.homa.HomaSocket;
 
@@ -38,6 +39,14 @@ final class HomaServerStream extends StreamBase implements ServerStream, Inbound
     private ServerStreamListener listener;
     private byte[][] unaryHeaders;
     private final List<byte[]> unaryMessages = new ArrayList<>(1);
+    /**
+     * gRPC has finished creating the call ({@code streamCreated} returned): only then may the
+     * listener hear that it closed, since gRPC queues the call's start on the same serializing
+     * executor when {@code streamCreated} runs, and a close queued before it finds no call.
+     */
+    private boolean started;
+    /** How the stream ended, for {@link #opened} when it ended before. */
+    private Status endStatus;
     /** close() or cancel() was called: nothing more is written. */
     private boolean closeCalled;
 
@@ -74,7 +83,11 @@ final class HomaServerStream extends StreamBase implements ServerStream, Inbound
     /** What came inside OPEN: the message and the half-close. Called once the listener is set. */
     void opened(Frame open) {
         synchronized (this) {
-            if (open.hasMessage()) {
+            started = true;
+            if (closed) { // a CANCEL came while gRPC was creating the call
+                Status s = endStatus;
+                sync.executeLater(() -> listener.closed(s));
+            } else if (open.hasMessage()) {
                 if (open.messageLength() > maxInboundMessageSize) {
                     endLocked(tooLarge(maxInboundMessageSize, open.messageLength()), true);
                 } else {
@@ -154,8 +167,8 @@ final class HomaServerStream extends StreamBase implements ServerStream, Inbound
             stats.streamClosed(status);
             byte[][] t = InternalMetadata.serialize(trailers);
             if (unaryRequest != null) {
-                unaryRequest.reply(Frame.Reply.result(unaryHeaders, unaryMessages, status, t));
                 finishLocked(Status.OK);
+                answer(Frame.Reply.result(unaryHeaders, unaryMessages, status, t));
             } else {
                 outbound.close(status, t);
                 pump(outbound); // finished when the client has taken CLOSE (accepted)
@@ -209,25 +222,42 @@ final class HomaServerStream extends StreamBase implements ServerStream, Inbound
             stats.streamClosed(status);
         }
         Status toClient = Status.fromCode(status.getCode()).withDescription(status.getDescription());
+        finishLocked(status);
         if (unaryRequest != null) {
-            if (unaryRequest.isOpen()) {
-                unaryRequest.reply(Frame.Reply.result(null, List.of(), toClient, new byte[0][]));
-            }
+            answer(Frame.Reply.result(null, List.of(), toClient, new byte[0][]));
         } else if (tellClient) {
             queueSend(Frame.cancel(id, toClient));
         }
-        finishLocked(status);
+    }
+
+    /**
+     * Answers a unary call's OPEN, after the transport has forgotten the stream (so that the
+     * stream's id is known to have ended when the client hears). Lock held.
+     */
+    private void answer(byte[] result) {
+        queueAfterLock(() -> {
+            if (!unaryRequest.isOpen()) {
+                return; // the client gave up on it
+            }
+            try {
+                unaryRequest.reply(result);
+            } catch (HomaMessageTooLargeException e) {
+                unaryRequest.reply(Frame.Reply.result(null, List.of(),
+                        Status.RESOURCE_EXHAUSTED.withDescription(e.getMessage()), new byte[0][]));
+            }
+        });
     }
 
     /** The stream is over here: the listener learns how, the transport forgets it. Lock held. */
     private void finishLocked(Status status) {
         closed = true;
+        endStatus = status;
         closeCalled = true;
         outbound.clear();
         inbound.discardWaiting();
         queueAfterLock(() -> transport.streamEnded(this));
         ServerStreamListener l = listener;
-        if (l != null) {
+        if (started) { // else opened() tells the listener
             sync.executeLater(() -> l.closed(status));
         }
     }

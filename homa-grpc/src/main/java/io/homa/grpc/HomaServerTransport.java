@@ -97,8 +97,16 @@ final class HomaServerTransport implements ServerTransport {
             default:
                 Key key = new Key(request.peer(), f.streamId);
                 HomaServerStream stream = streams.get(key);
-                int code = stream != null ? stream.onFrame(f)
-                        : ended.containsKey(key) ? Frame.Reply.ACK : Frame.Reply.UNKNOWN_STREAM;
+                int code;
+                if (stream != null) {
+                    code = stream.onFrame(f);
+                } else if (f.type == Frame.CANCEL) {
+                    // It overtook its OPEN (each is its own Homa RPC): the OPEN, when it comes, is refused.
+                    ended.put(key, Boolean.TRUE);
+                    code = Frame.Reply.ACK;
+                } else {
+                    code = ended.containsKey(key) ? Frame.Reply.ACK : Frame.Reply.UNKNOWN_STREAM;
+                }
                 request.reply(Frame.Reply.of(code));
                 break;
         }
@@ -123,8 +131,14 @@ final class HomaServerTransport implements ServerTransport {
                         : Frame.Reply.of(Frame.Reply.REFUSED));
                 return;
             }
-            if (streams.containsKey(key) || ended.containsKey(key)) {
-                request.reply(Frame.Reply.badFrame("stream " + f.streamId + " was opened before"));
+            if (streams.containsKey(key)) {
+                request.reply(Frame.Reply.badFrame("stream " + f.streamId + " is open already"));
+                return;
+            }
+            if (ended.containsKey(key)) { // cancelled before its OPEN arrived, or a stale repeat
+                request.reply(unary
+                        ? Frame.Reply.result(null, List.of(), Status.CANCELLED.withDescription("cancelled before it arrived"), new byte[0][])
+                        : Frame.Reply.of(Frame.Reply.UNKNOWN_STREAM));
                 return;
             }
             StatsTraceContext stats = StatsTraceContext.newServerContext(server.tracerFactories(), f.method, headers);
