@@ -27,6 +27,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 
 /**
@@ -101,7 +102,7 @@ final class HomaClientTransport implements ConnectionClientTransport {
     }
 
     /** One PING frame; completes with the round trip in nanoseconds. */
-    private java.util.concurrent.CompletableFuture<Long> ping(Duration timeout) {
+    private CompletableFuture<Long> ping(Duration timeout) {
         long start = System.nanoTime();
         return endpoint().socket().call(server, Frame.ping(), timeout).thenApply(bytes -> {
             try {
