@@ -61,7 +61,8 @@ public final class HomaChannelBuilder extends ForwardingChannelBuilder2<HomaChan
     /**
      * A channel to a gRPC target: {@code homa://host:port}, or any target grpc-java resolves to
      * internet socket addresses ({@code host:port}, {@code dns:///host:port}, ...); the resolved
-     * addresses are called over Homa.
+     * addresses are called over Homa. A target without a port gets 80, grpc-java's plaintext
+     * default: name the server's Homa port.
      */
     public static HomaChannelBuilder forTarget(String target) {
         if (target == null) {
