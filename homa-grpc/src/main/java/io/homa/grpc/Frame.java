@@ -1,0 +1,495 @@
+package io.homa.grpc;
+
+import io.grpc.InternalMetadata;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.homa.HomaRequest;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.ByteArrayInputStream;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The homa-grpc framing, version 1 (docs/grpc.md has the table). Every Homa request carries one
+ * frame: a 16-byte header (version, type, flags, stream id, sequence number) and a body that
+ * depends on the type. Every Homa response carries a {@link Reply}: a version byte, a code, and for
+ * {@link Reply#RESULT} the whole answer of a unary call. All integers are big-endian; strings and
+ * byte strings are an {@code int} length and the bytes (strings in UTF-8); metadata is a count and
+ * that many key/value byte strings in grpc-java's serialized form (binary values raw, not base64).
+ *
+ * <p>Decoding checks every length against the bytes that are there, so a malformed frame throws
+ * {@link Malformed} and never allocates more than the frame's own size.
+ */
+final class Frame {
+    private static final Logger log = LoggerFactory.getLogger(Frame.class);
+    static final byte VERSION = 1;
+    static final int HEADER_BYTES = 16;
+
+    /** Client to server: is anyone serving here? Answered with {@link Reply#ACK}. */
+    static final int PING = 1;
+    /** Client to server: a new call (method, authority, timeout, initial credit, headers; maybe its message). */
+    static final int OPEN = 2;
+    /** Server to client: response headers. Sequenced. */
+    static final int HEADERS = 3;
+    /** Either way: one gRPC message. Sequenced; needs a credit. */
+    static final int MESSAGE = 4;
+    /** Client to server: the client sends no more messages. Sequenced. */
+    static final int HALF_CLOSE = 5;
+    /** Server to client: status and trailers, the end of the call. Sequenced. */
+    static final int CLOSE = 6;
+    /** Either way: the call is abandoned, with a status. Not sequenced. */
+    static final int CANCEL = 7;
+    /** Either way: the receiver may take {@code credit} more messages. Not sequenced. */
+    static final int CREDIT = 8;
+
+    /** OPEN: the frame carries the call's one message. */
+    static final int F_MESSAGE = 1;
+    /** OPEN: the client half-closes at once (after the message, if any). */
+    static final int F_HALF_CLOSE = 2;
+    /** OPEN: a unary call; the server answers in the Homa response ({@link Reply#RESULT}). */
+    static final int F_UNARY = 4;
+
+    /** OPEN's timeout when the call has no deadline. */
+    static final long NO_TIMEOUT = -1;
+
+    final int type;
+    final int flags;
+    final long streamId;
+    final int seq;
+    // Type-specific fields; unset ones are zero or null.
+    long timeoutNanos = NO_TIMEOUT;
+    String method;
+    String authority;
+    int credit;
+    byte[][] metadata;
+    Status status;
+    private byte[] buf;
+    private int messageOffset;
+    private int messageLength = -1;
+
+    private Frame(int type, int flags, long streamId, int seq) {
+        this.type = type;
+        this.flags = flags;
+        this.streamId = streamId;
+        this.seq = seq;
+    }
+
+    boolean has(int flag) {
+        return (flags & flag) != 0;
+    }
+
+    /** Whether the frame carries a message. */
+    boolean hasMessage() {
+        return messageLength >= 0;
+    }
+
+    int messageLength() {
+        return messageLength;
+    }
+
+    /** The message as a stream over the frame's own bytes (no copy). */
+    InputStream message() {
+        return new ByteArrayInputStream(buf, messageOffset, messageLength);
+    }
+
+    Metadata metadata() {
+        return InternalMetadata.newMetadata(metadata);
+    }
+
+    static String typeName(int type) {
+        switch (type) {
+            case PING: return "PING";
+            case OPEN: return "OPEN";
+            case HEADERS: return "HEADERS";
+            case MESSAGE: return "MESSAGE";
+            case HALF_CLOSE: return "HALF_CLOSE";
+            case CLOSE: return "CLOSE";
+            case CANCEL: return "CANCEL";
+            case CREDIT: return "CREDIT";
+            default: return "type " + type;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return typeName(type) + "{stream=" + streamId + ", seq=" + seq + ", flags=" + flags + "}";
+    }
+
+    // ---- encoding ----
+
+    static byte[] ping() {
+        return new Writer(HEADER_BYTES).header(PING, 0, 0, 0).done();
+    }
+
+    static byte[] open(long streamId, int flags, String method, String authority, long timeoutNanos,
+                       int credit, byte[][] headers, byte[] message) {
+        byte[] m = utf8(method);
+        byte[] a = utf8(authority);
+        int size = HEADER_BYTES + 8 + 4 + m.length + 4 + a.length + 4 + metadataSize(headers)
+                + (message == null ? 0 : 4 + message.length);
+        Writer w = new Writer(size).header(OPEN, flags | (message == null ? 0 : F_MESSAGE), streamId, 0)
+                .putLong(timeoutNanos).bytes(m).bytes(a).putInt(credit).metadata(headers);
+        if (message != null) {
+            w.bytes(message);
+        }
+        return w.done();
+    }
+
+    static byte[] headers(long streamId, int seq, byte[][] headers) {
+        return new Writer(HEADER_BYTES + metadataSize(headers)).header(HEADERS, 0, streamId, seq)
+                .metadata(headers).done();
+    }
+
+    static byte[] message(long streamId, int seq, byte[] message) {
+        return new Writer(HEADER_BYTES + message.length).header(MESSAGE, 0, streamId, seq).raw(message).done();
+    }
+
+    static byte[] halfClose(long streamId, int seq) {
+        return new Writer(HEADER_BYTES).header(HALF_CLOSE, 0, streamId, seq).done();
+    }
+
+    static byte[] close(long streamId, int seq, Status status, byte[][] trailers) {
+        byte[] d = utf8(status.getDescription());
+        return new Writer(HEADER_BYTES + 8 + d.length + metadataSize(trailers))
+                .header(CLOSE, 0, streamId, seq).status(status.getCode().value(), d).metadata(trailers).done();
+    }
+
+    static byte[] cancel(long streamId, Status status) {
+        byte[] d = utf8(status.getDescription());
+        return new Writer(HEADER_BYTES + 8 + d.length).header(CANCEL, 0, streamId, 0)
+                .status(status.getCode().value(), d).done();
+    }
+
+    static byte[] credit(long streamId, int credit) {
+        return new Writer(HEADER_BYTES + 4).header(CREDIT, 0, streamId, 0).putInt(credit).done();
+    }
+
+    // ---- decoding ----
+
+    /**
+     * Decodes one frame; the frame keeps {@code bytes} (messages are read from it without a copy).
+     *
+     * @throws Malformed if the bytes are not a version-1 frame
+     */
+    static Frame decode(byte[] bytes) throws Malformed {
+        Reader r = new Reader(bytes);
+        if (bytes.length < HEADER_BYTES) {
+            throw new Malformed("frame of " + bytes.length + " bytes is shorter than the " + HEADER_BYTES + "-byte header");
+        }
+        int version = r.b.get();
+        if (version != VERSION) {
+            throw new Malformed("framing version " + version + " (this side speaks " + VERSION + ")");
+        }
+        int type = r.b.get();
+        int flags = r.b.getShort() & 0xffff;
+        Frame f = new Frame(type, flags, r.b.getLong(), r.b.getInt());
+        f.buf = bytes;
+        switch (type) {
+            case PING:
+            case HALF_CLOSE:
+                break;
+            case OPEN:
+                f.timeoutNanos = r.int64();
+                f.method = r.string();
+                f.authority = r.string();
+                f.credit = r.nonNegativeInt("credit");
+                f.metadata = r.metadata();
+                if (f.has(F_MESSAGE)) {
+                    f.messageLength = r.nonNegativeInt("message length");
+                    f.messageOffset = r.b.position();
+                    r.skip(f.messageLength);
+                }
+                break;
+            case HEADERS:
+                f.metadata = r.metadata();
+                break;
+            case MESSAGE:
+                f.messageOffset = r.b.position();
+                f.messageLength = r.b.remaining();
+                r.skip(f.messageLength);
+                break;
+            case CLOSE:
+                f.status = r.status();
+                f.metadata = r.metadata();
+                break;
+            case CANCEL:
+                f.status = r.status();
+                break;
+            case CREDIT:
+                f.credit = r.nonNegativeInt("credit");
+                break;
+            default:
+                throw new Malformed("unknown frame type " + type);
+        }
+        if (r.b.hasRemaining()) {
+            throw new Malformed(r.b.remaining() + " bytes after the end of a " + typeName(type) + " frame");
+        }
+        return f;
+    }
+
+    /**
+     * The frame a Homa request carries, or null after answering BAD_FRAME (logged at debug: a
+     * peer's bad bytes are its problem, not ours).
+     */
+    static Frame read(HomaRequest request) {
+        try {
+            return decode(request.toByteArray());
+        } catch (Malformed e) {
+            log.debug("malformed frame from {}: {}", request.peer(), e.getMessage());
+            request.reply(Reply.badFrame(e.getMessage()));
+            return null;
+        }
+    }
+
+    /** A Homa response: how the receiver took a frame, or a unary call's whole answer. */
+    static final class Reply {
+        /** The frame was taken (or, after the stream ended, ignored). */
+        static final int ACK = 0;
+        /** The receiver does not know the stream (never opened, or long gone). */
+        static final int UNKNOWN_STREAM = 1;
+        /** The server is shutting down and takes no new calls. */
+        static final int REFUSED = 2;
+        /** The receiver could not decode the frame; the reply's status says why. */
+        static final int BAD_FRAME = 3;
+        /** A unary call's answer: headers, messages, status and trailers. */
+        static final int RESULT = 4;
+
+        final int code;
+        Metadata headers;
+        final List<byte[]> messages = new ArrayList<>(1);
+        Status status;
+        Metadata trailers;
+
+        private Reply(int code) {
+            this.code = code;
+        }
+
+        private static final byte[][] CODES = {
+            {VERSION, ACK}, {VERSION, UNKNOWN_STREAM}, {VERSION, REFUSED},
+        };
+
+        /** The two-byte reply for ACK, UNKNOWN_STREAM or REFUSED (a fresh array: the socket keeps it). */
+        static byte[] of(int code) {
+            return CODES[code].clone();
+        }
+
+        static byte[] badFrame(String why) {
+            byte[] d = utf8(why);
+            return new Writer(2 + 8 + d.length).put(VERSION).put(BAD_FRAME)
+                    .status(Status.Code.INTERNAL.value(), d).done();
+        }
+
+        /** A unary result; {@code headers} is null when the server sent none. */
+        static byte[] result(byte[][] headers, List<byte[]> messages, Status status, byte[][] trailers) {
+            byte[] d = utf8(status.getDescription());
+            int size = 2 + 1 + (headers == null ? 0 : metadataSize(headers)) + 4 + 8 + d.length + metadataSize(trailers);
+            for (byte[] m : messages) {
+                size += 4 + m.length;
+            }
+            Writer w = new Writer(size).put(VERSION).put(RESULT).put(headers == null ? 0 : 1);
+            if (headers != null) {
+                w.metadata(headers);
+            }
+            w.putInt(messages.size());
+            for (byte[] m : messages) {
+                w.bytes(m);
+            }
+            return w.status(status.getCode().value(), d).metadata(trailers).done();
+        }
+
+        static Reply decode(byte[] bytes) throws Malformed {
+            Reader r = new Reader(bytes);
+            if (bytes.length < 2) {
+                throw new Malformed("reply of " + bytes.length + " bytes");
+            }
+            int version = r.b.get();
+            if (version != VERSION) {
+                throw new Malformed("reply in framing version " + version + " (this side speaks " + VERSION + ")");
+            }
+            Reply reply = new Reply(r.b.get());
+            switch (reply.code) {
+                case ACK:
+                case UNKNOWN_STREAM:
+                case REFUSED:
+                    break;
+                case BAD_FRAME:
+                    reply.status = r.status();
+                    break;
+                case RESULT:
+                    if (r.uint8() != 0) {
+                        reply.headers = InternalMetadata.newMetadata(r.metadata());
+                    }
+                    int n = r.nonNegativeInt("message count");
+                    for (int i = 0; i < n; i++) {
+                        int len = r.nonNegativeInt("message length");
+                        r.need(len);
+                        byte[] m = new byte[len];
+                        r.b.get(m);
+                        reply.messages.add(m);
+                    }
+                    reply.status = r.status();
+                    reply.trailers = InternalMetadata.newMetadata(r.metadata());
+                    break;
+                default:
+                    throw new Malformed("unknown reply code " + reply.code);
+            }
+            if (r.b.hasRemaining()) {
+                throw new Malformed(r.b.remaining() + " bytes after the end of a reply");
+            }
+            return reply;
+        }
+    }
+
+    /** Bytes that are not a frame (or reply) of this version. */
+    static final class Malformed extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        Malformed(String message) {
+            super(message);
+        }
+    }
+
+    private static byte[] utf8(String s) {
+        return s == null ? new byte[0] : s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static int metadataSize(byte[][] kv) {
+        int size = 4;
+        for (byte[] part : kv) {
+            size += 4 + part.length;
+        }
+        return size;
+    }
+
+    /** Writes into an array of exactly the computed size. */
+    private static final class Writer {
+        final ByteBuffer b;
+
+        Writer(int size) {
+            b = ByteBuffer.allocate(size);
+        }
+
+        Writer header(int type, int flags, long streamId, int seq) {
+            b.put(VERSION).put((byte) type).putShort((short) flags).putLong(streamId).putInt(seq);
+            return this;
+        }
+
+        Writer put(int v) {
+            b.put((byte) v);
+            return this;
+        }
+
+        Writer putInt(int v) {
+            b.putInt(v);
+            return this;
+        }
+
+        Writer putLong(long v) {
+            b.putLong(v);
+            return this;
+        }
+
+        Writer raw(byte[] v) {
+            b.put(v);
+            return this;
+        }
+
+        Writer bytes(byte[] v) {
+            b.putInt(v.length).put(v);
+            return this;
+        }
+
+        Writer status(int code, byte[] description) {
+            return putInt(code).bytes(description);
+        }
+
+        Writer metadata(byte[][] kv) {
+            b.putInt(kv.length / 2);
+            for (byte[] part : kv) {
+                bytes(part);
+            }
+            return this;
+        }
+
+        byte[] done() {
+            if (b.hasRemaining()) {
+                throw new IllegalStateException("frame size miscomputed: " + b.remaining() + " bytes left");
+            }
+            return b.array();
+        }
+    }
+
+    /** Reads with every length checked against what is left. */
+    private static final class Reader {
+        final ByteBuffer b;
+
+        Reader(byte[] bytes) {
+            b = ByteBuffer.wrap(bytes);
+        }
+
+        void need(int n) throws Malformed {
+            if (n > b.remaining()) {
+                throw new Malformed("a field of " + n + " bytes runs past the end (" + b.remaining() + " left)");
+            }
+        }
+
+        void skip(int n) throws Malformed {
+            need(n);
+            b.position(b.position() + n);
+        }
+
+        int nonNegativeInt(String what) throws Malformed {
+            need(4);
+            int v = b.getInt();
+            if (v < 0) {
+                throw new Malformed(what + " is negative: " + v);
+            }
+            return v;
+        }
+
+        byte[] byteString() throws Malformed {
+            int len = nonNegativeInt("length");
+            need(len);
+            byte[] v = new byte[len];
+            b.get(v);
+            return v;
+        }
+
+        String string() throws Malformed {
+            return new String(byteString(), StandardCharsets.UTF_8);
+        }
+
+        long int64() throws Malformed {
+            need(8);
+            return b.getLong();
+        }
+
+        int uint8() throws Malformed {
+            need(1);
+            return b.get() & 0xff;
+        }
+
+        Status status() throws Malformed {
+            need(4);
+            int code = b.getInt();
+            String description = string();
+            return Status.fromCodeValue(code).withDescription(description.isEmpty() ? null : description);
+        }
+
+        byte[][] metadata() throws Malformed {
+            int entries = nonNegativeInt("metadata count");
+            // Each entry takes at least 8 bytes, so a bogus count cannot make us allocate much.
+            need(entries * 8L > Integer.MAX_VALUE ? Integer.MAX_VALUE : entries * 8);
+            byte[][] kv = new byte[entries * 2][];
+            for (int i = 0; i < kv.length; i++) {
+                kv[i] = byteString();
+            }
+            return kv;
+        }
+    }
+}

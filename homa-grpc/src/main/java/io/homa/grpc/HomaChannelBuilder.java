@@ -1,0 +1,113 @@
+package io.homa.grpc;
+
+import io.grpc.ForwardingChannelBuilder2;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.internal.GrpcUtil;
+import io.grpc.internal.ManagedChannelImplBuilder;
+import io.homa.HomaBadArgumentException;
+import io.homa.HomaConfig;
+
+/**
+ * Builds a gRPC {@link io.grpc.ManagedChannel} whose calls travel over Homa instead of HTTP/2:
+ *
+ * <pre>{@code
+ * ManagedChannel channel = HomaChannelBuilder.forAddress("10.0.0.7", 50051).build();
+ * GreeterGrpc.GreeterBlockingStub stub = GreeterGrpc.newBlockingStub(channel);
+ * }</pre>
+ *
+ * <p>Everything else (executor, interceptors, deadlines, load balancing, name resolution) is
+ * grpc-java's own and works as with any channel. The channel opens one Homa socket when it is
+ * built ({@link #homaConfig(HomaConfig)}, by default {@link HomaConfig#defaults()}: any local
+ * address, a free port) and closes it when the channel terminates. That socket also receives the
+ * server's messages of streaming calls, so servers must be able to reach it (docs/grpc.md).
+ *
+ * <p>Homa has no TLS: {@link #useTransportSecurity()} throws, and calls carry no authentication.
+ * Messages are never compressed. The default maximum inbound message is 4 MiB, as for any
+ * grpc-java channel; raise it with {@link #maxInboundMessageSize(int)}.
+ *
+ * <p><b>Threads and buffers.</b> A builder is not thread-safe; the channel it builds is, as any
+ * gRPC channel. Your listeners and stubs' callbacks run on the channel's executor, as with any
+ * transport; the transport's own work runs on the Homa socket's event loop and executor. Messages
+ * are copied into Homa requests and out of Homa responses: no buffer passes between your code
+ * and the transport.
+ *
+ * <p><b>Failures.</b> A call fails with a gRPC {@link io.grpc.Status} (docs/grpc.md has the table):
+ * a silent or vanished server gives UNAVAILABLE, a passed deadline DEADLINE_EXCEEDED, a message
+ * over a limit RESOURCE_EXHAUSTED. The builder's methods throw {@link HomaBadArgumentException}
+ * for arguments that can never work.
+ */
+public final class HomaChannelBuilder extends ForwardingChannelBuilder2<HomaChannelBuilder> {
+    private final ManagedChannelImplBuilder delegate;
+    private HomaConfig homaConfig = HomaConfig.defaults();
+    private int maxInboundMessageSize = GrpcUtil.DEFAULT_MAX_MESSAGE_SIZE;
+
+    private HomaChannelBuilder(String target) {
+        delegate = new ManagedChannelImplBuilder(target,
+                () -> new HomaTransportFactory(homaConfig, maxInboundMessageSize),
+                () -> GrpcUtil.DEFAULT_PORT_PLAINTEXT);
+    }
+
+    /** A channel to one server, by host name or literal address, and the server's Homa port. */
+    public static HomaChannelBuilder forAddress(String host, int port) {
+        if (host == null) {
+            throw new HomaBadArgumentException("host must not be null");
+        }
+        if (port < 0 || port > 65_535) {
+            throw new HomaBadArgumentException("port must be 0..65535, was " + port);
+        }
+        return new HomaChannelBuilder(GrpcUtil.authorityFromHostAndPort(host, port));
+    }
+
+    /**
+     * A channel to a gRPC target: {@code homa://host:port}, or any target grpc-java resolves to
+     * internet socket addresses ({@code host:port}, {@code dns:///host:port}, ...); the resolved
+     * addresses are called over Homa. A target without a port gets 80, grpc-java's plaintext
+     * default: name the server's Homa port.
+     */
+    public static HomaChannelBuilder forTarget(String target) {
+        if (target == null) {
+            throw new HomaBadArgumentException("target must not be null");
+        }
+        return new HomaChannelBuilder(target);
+    }
+
+    /**
+     * The settings of the channel's Homa socket (bind address, timeouts, executor...).
+     *
+     * @throws HomaBadArgumentException if {@code config} is null
+     */
+    public HomaChannelBuilder homaConfig(HomaConfig config) {
+        if (config == null) {
+            throw new HomaBadArgumentException("homaConfig must not be null (use HomaConfig.defaults())");
+        }
+        this.homaConfig = config;
+        return this;
+    }
+
+    /** The largest message the channel accepts (default 4 MiB); larger ones fail with RESOURCE_EXHAUSTED. */
+    @Override
+    public HomaChannelBuilder maxInboundMessageSize(int bytes) {
+        if (bytes < 0) {
+            throw new HomaBadArgumentException("maxInboundMessageSize must be >= 0, was " + bytes);
+        }
+        this.maxInboundMessageSize = bytes;
+        return this;
+    }
+
+    /** Homa is always plaintext; accepted so that code written for other transports compiles. */
+    @Override
+    public HomaChannelBuilder usePlaintext() {
+        return this;
+    }
+
+    /** Homa has no TLS. */
+    @Override
+    public HomaChannelBuilder useTransportSecurity() {
+        throw new UnsupportedOperationException("homa-grpc has no transport security");
+    }
+
+    @Override
+    protected ManagedChannelBuilder<?> delegate() {
+        return delegate;
+    }
+}

@@ -1,0 +1,244 @@
+package io.homa.grpc;
+
+import com.google.common.util.concurrent.Futures;
+import com.google.common.util.concurrent.ListenableFuture;
+import io.grpc.Attributes;
+import io.grpc.CallOptions;
+import io.grpc.ClientStreamTracer;
+import io.grpc.Grpc;
+import io.grpc.InternalChannelz.SocketStats;
+import io.grpc.InternalLogId;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.SecurityLevel;
+import io.grpc.Status;
+import io.grpc.internal.ClientStream;
+import io.grpc.internal.ClientStreamListener.RpcProgress;
+import io.grpc.internal.ConnectionClientTransport;
+import io.grpc.internal.FailingClientStream;
+import io.grpc.internal.GrpcAttributes;
+import io.grpc.internal.GrpcUtil;
+import io.grpc.internal.SimpleDisconnectError;
+import io.grpc.internal.StatsTraceContext;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+
+/**
+ * A channel's "connection" to one server address. Homa has no connections: {@link #start} sends
+ * one PING frame and reports the transport ready when the server answers (or shut down if it does
+ * not, so that gRPC tries the next address and reports UNAVAILABLE), and every call then is its
+ * own exchange of Homa RPCs through the channel's {@link ClientEndpoint}.
+ */
+final class HomaClientTransport implements ConnectionClientTransport {
+    private final HomaTransportFactory factory;
+    private final InetSocketAddress server;
+    private final String authority;
+    private final String userAgent;
+    private final InternalLogId logId;
+    private final Set<HomaClientStream> streams = new HashSet<>();
+    private Attributes attributes;
+    private Listener listener;
+    private int inUse;
+    private Status shutdownStatus;
+    private boolean terminated;
+
+    HomaClientTransport(HomaTransportFactory factory, InetSocketAddress server, String authority,
+                        String userAgent, Attributes eagAttributes) {
+        this.factory = factory;
+        this.server = server;
+        this.authority = authority;
+        this.userAgent = GrpcUtil.getGrpcUserAgent("homa", userAgent);
+        this.logId = InternalLogId.allocate(getClass(), server.toString());
+        this.attributes = Attributes.newBuilder()
+                .set(GrpcAttributes.ATTR_SECURITY_LEVEL, SecurityLevel.NONE)
+                .set(GrpcAttributes.ATTR_CLIENT_EAG_ATTRS, eagAttributes)
+                .set(Grpc.TRANSPORT_ATTR_REMOTE_ADDR, server)
+                .set(Grpc.TRANSPORT_ATTR_LOCAL_ADDR, factory.endpoint().socket().localAddress())
+                .build();
+    }
+
+    ClientEndpoint endpoint() {
+        return factory.endpoint();
+    }
+
+    InetSocketAddress server() {
+        return server;
+    }
+
+    String authority() {
+        return authority;
+    }
+
+    int maxInboundMessageSize() {
+        return factory.maxInboundMessageSize();
+    }
+
+    @Override
+    public Runnable start(Listener listener) {
+        synchronized (this) {
+            this.listener = listener;
+        }
+        ping(Duration.ofNanos(factory.connectTimeoutNanos())).whenComplete((rtt, error) -> {
+            if (error == null) {
+                synchronized (this) {
+                    attributes = listener.filterTransport(attributes);
+                }
+                listener.transportReady();
+            } else {
+                Status s = Failures.toStatus(error, null)
+                        .augmentDescription("no homa-grpc server answered at " + server);
+                shutdown(s.getCode() == Status.Code.INTERNAL ? s : Status.UNAVAILABLE.withDescription(s.getDescription()),
+                        SimpleDisconnectError.CONNECTION_TIMED_OUT);
+            }
+        });
+        return null;
+    }
+
+    /** One PING frame; completes with the round trip in nanoseconds. */
+    private CompletableFuture<Long> ping(Duration timeout) {
+        long start = System.nanoTime();
+        return endpoint().socket().call(server, Frame.ping(), timeout).thenApply(bytes -> {
+            try {
+                Frame.Reply reply = Frame.Reply.decode(bytes);
+                if (reply.code != Frame.Reply.ACK) {
+                    throw Status.UNAVAILABLE.withDescription("the server refused: reply code " + reply.code)
+                            .asRuntimeException();
+                }
+            } catch (Frame.Malformed e) {
+                throw Status.INTERNAL.withDescription("not a homa-grpc server at " + server + ": " + e.getMessage())
+                        .asRuntimeException();
+            }
+            return System.nanoTime() - start;
+        });
+    }
+
+    @Override
+    public ClientStream newStream(MethodDescriptor<?, ?> method, Metadata headers, CallOptions callOptions,
+                                  ClientStreamTracer[] tracers) {
+        StatsTraceContext stats = StatsTraceContext.newClientContext(tracers, getAttributes(), headers);
+        Status shutdown = shutdownStatus();
+        if (shutdown != null) {
+            return new FailingClientStream(shutdown, RpcProgress.REFUSED, tracers);
+        }
+        headers.discardAll(GrpcUtil.USER_AGENT_KEY);
+        headers.put(GrpcUtil.USER_AGENT_KEY, userAgent);
+        return new HomaClientStream(this, endpoint().newStreamId(), method, headers, callOptions, stats);
+    }
+
+    /** A stream starts; false if the transport is shut down. */
+    boolean register(HomaClientStream stream) {
+        boolean nowInUse = false;
+        synchronized (this) {
+            if (shutdownStatus != null) {
+                return false;
+            }
+            streams.add(stream);
+            endpoint().add(stream);
+            if (stream.countsForInUse() && inUse++ == 0) {
+                nowInUse = true;
+            }
+        }
+        if (nowInUse) {
+            listener.transportInUse(true);
+        }
+        return true;
+    }
+
+    /** A stream ended. */
+    void unregister(HomaClientStream stream) {
+        boolean notInUse = false;
+        boolean terminate;
+        synchronized (this) {
+            if (!streams.remove(stream)) {
+                return;
+            }
+            endpoint().remove(stream);
+            if (stream.countsForInUse() && --inUse == 0) {
+                notInUse = true;
+            }
+            terminate = shutdownStatus != null && streams.isEmpty() && !terminated;
+            terminated |= terminate;
+        }
+        if (notInUse) {
+            listener.transportInUse(false);
+        }
+        if (terminate) {
+            listener.transportTerminated();
+        }
+    }
+
+    synchronized Status shutdownStatus() {
+        return shutdownStatus;
+    }
+
+    @Override
+    public void ping(PingCallback callback, Executor executor) {
+        ping(Duration.ofSeconds(20)).whenComplete((rtt, error) -> executor.execute(() -> {
+            if (error == null) {
+                callback.onSuccess(rtt);
+            } else {
+                callback.onFailure(Failures.toStatus(error, null));
+            }
+        }));
+    }
+
+    @Override
+    public void shutdown(Status reason) {
+        shutdown(reason, SimpleDisconnectError.SUBCHANNEL_SHUTDOWN);
+    }
+
+    private void shutdown(Status reason, SimpleDisconnectError why) {
+        boolean terminate;
+        synchronized (this) {
+            if (shutdownStatus != null) {
+                return;
+            }
+            shutdownStatus = reason;
+            terminate = streams.isEmpty();
+            terminated |= terminate;
+        }
+        listener.transportShutdown(reason, why);
+        if (terminate) {
+            listener.transportTerminated();
+        }
+    }
+
+    @Override
+    public void shutdownNow(Status reason) {
+        shutdown(reason);
+        List<HomaClientStream> copy;
+        synchronized (this) {
+            copy = new ArrayList<>(streams);
+        }
+        for (HomaClientStream s : copy) {
+            s.cancel(reason);
+        }
+    }
+
+    @Override
+    public synchronized Attributes getAttributes() {
+        return attributes;
+    }
+
+    @Override
+    public InternalLogId getLogId() {
+        return logId;
+    }
+
+    @Override
+    public ListenableFuture<SocketStats> getStats() {
+        return Futures.immediateFuture(null);
+    }
+
+    @Override
+    public String toString() {
+        return "HomaClientTransport{" + logId.getId() + ", server=" + server + "}";
+    }
+}
