@@ -122,12 +122,17 @@ public final class TcpLoadTransport implements LoadTransport {
             ctx.close();
         }
 
+        void fail(long id, Throwable t) {
+            Pending gone = pending.remove(id);
+            if (gone != null) {
+                outstanding.addAndGet(-gone.bytes);
+                gone.future.completeExceptionally(t);
+            }
+        }
+
         void failAll(Throwable t) {
             for (Long id : pending.keySet()) {
-                Pending p = pending.remove(id);
-                if (p != null) {
-                    p.future.completeExceptionally(t);
-                }
+                fail(id, t);
             }
         }
     }
@@ -175,6 +180,17 @@ public final class TcpLoadTransport implements LoadTransport {
 
     @Override
     public CompletableFuture<Integer> call(InetSocketAddress server, int length, int responseLength) {
+        return call(server, length, responseLength, SendObserver.NONE);
+    }
+
+    /**
+     * Sends on the least-loaded connection. The write is handed to the connection's event loop
+     * explicitly (as {@code writeAndFlush} from another thread would) so that {@code observer}
+     * learns when the loop took it up and when the write completed, i.e. when the kernel had
+     * taken every byte: the time between is the wait behind a full socket send buffer.
+     */
+    @Override
+    public CompletableFuture<Integer> call(InetSocketAddress server, int length, int responseLength, SendObserver observer) {
         Conn[] conns;
         try {
             conns = pool(server);
@@ -196,21 +212,22 @@ public final class TcpLoadTransport implements LoadTransport {
         best.pending.put(id, p);
         best.outstanding.addAndGet(p.bytes);
         Channel ch = best.channel;
-        ByteBuf frame = ch.alloc().directBuffer(TcpFrames.HEADER + len);
-        frame.writeInt(TcpFrames.ID_FIELD + len);
-        frame.writeLong(id);
-        frame.writeInt(responseLength);
-        frame.writeZero(len - 4);
         Conn owner = best;
-        ch.writeAndFlush(frame).addListener(f -> {
-            if (!f.isSuccess()) {
-                Pending gone = owner.pending.remove(id);
-                if (gone != null) {
-                    owner.outstanding.addAndGet(-gone.bytes);
-                    gone.future.completeExceptionally(f.cause());
+        NettyIo.onLoop(ch.eventLoop(), () -> {
+            long ioStart = System.nanoTime();
+            ByteBuf frame = ch.alloc().directBuffer(TcpFrames.HEADER + len);
+            frame.writeInt(TcpFrames.ID_FIELD + len);
+            frame.writeLong(id);
+            frame.writeInt(responseLength);
+            frame.writeZero(len - 4);
+            ch.writeAndFlush(frame).addListener(f -> {
+                if (f.isSuccess()) {
+                    observer.sent(ioStart, System.nanoTime());
+                } else {
+                    owner.fail(id, f.cause());
                 }
-            }
-        });
+            });
+        }, () -> owner.fail(id, new IllegalStateException("transport closed")));
         return p.future;
     }
 
