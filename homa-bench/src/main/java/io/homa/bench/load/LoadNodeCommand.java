@@ -274,6 +274,11 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
         // the responses to as many incoming calls, each with its headers.
         double bytesPerCall = payloadOnlyLoad ? sizes.mean() : sizes.meanWireBytesPerRpc(oneWay ? 100 : -1);
         double rate = gbps * 1e9 / (8 * bytesPerCall);
+        // The generator is the measuring instrument: when it waits for a CPU, every later call
+        // is late. Under -XX:ThreadPriorityPolicy=1 (as root; scripts/experiment sets it) this is
+        // nice -5 against the event loops' 0, so a waking generator preempts them; elsewhere the
+        // JVM ignores it.
+        Thread.currentThread().setPriority(Thread.MAX_PRIORITY);
         LoadRecorder rec = new LoadRecorder(sizes, baseRttUs, ownBaseRttUs, linkGbps);
         SendLateness lateness = new SendLateness();
         // Seeded by the host's address, not its port: Homa and TCP runs (on different ports) then
@@ -285,6 +290,7 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
         AtomicLong inflight = new AtomicLong();
         long offered = 0;
         long offeredBytes = 0;
+        long previousStart = 0;
         long previousReturn = 0;
         long previousCallPause = 0;
         log(String.format(Locale.ROOT, "client: %s mean %.0f B, %.3f Gbit/s = %.1f calls/s to %d servers, start in %d ms",
@@ -307,7 +313,7 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
             if (measured) {
                 offered++;
                 offeredBytes += len;
-                lateness.generator(scheduled, callStart, previousReturn, previousCallPause);
+                lateness.generator(scheduled, callStart, previousStart, previousReturn, previousCallPause);
                 inflight.incrementAndGet();
             }
             LoadTransport.SendObserver observer = measured
@@ -319,6 +325,7 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
             } catch (RuntimeException e) {
                 f = CompletableFuture.failedFuture(e);
             }
+            previousStart = callStart;
             previousReturn = System.nanoTime();
             previousCallPause = TimeUnit.MILLISECONDS.toNanos(SendLateness.gcMillis() - gcBefore);
             f.whenComplete((v, t) -> {

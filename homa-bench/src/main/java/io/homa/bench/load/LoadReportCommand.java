@@ -26,8 +26,14 @@ import java.util.stream.Stream;
  * histograms are added, so the percentiles are those of all calls together) and writes
  * report.json, report.md (per-bucket p50/p99 slowdown, Homa vs TCP, and the TCP/Homa ratio) and
  * slowdown.svg (p99 slowdown against message size on a cumulative-fraction axis, log y).
+ * Slowdowns are given against the shared base (the smaller unloaded RTT) and against each
+ * protocol's own; beside every protocol stand the fractions of calls and bytes completed, the
+ * failures, the CPU-late sends, and marks for a run that measured the CPU ({@link SendLateness})
+ * or a protocol that did not carry the offered load.
  * With {@code --sweep DIR...} it instead summarises the report.json of several loads (sweep.md,
  * sweep.json): completed vs offered rate per load, and the highest load each protocol sustains.
+ * With {@code --runs DIR,...} it gives the range of each figure over several experiment runs
+ * ({@link RunRanges}).
  */
 @Command(name = "load-report", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Merges load-node results of Homa and TCP into report.json, report.md and slowdown.svg.")

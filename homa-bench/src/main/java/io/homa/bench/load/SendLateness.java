@@ -52,16 +52,20 @@ final class SendLateness {
     private final AtomicLong maxHeldNanos = new AtomicLong();
 
     /**
-     * One measured send, seen by the generator: it was due at {@code scheduled}, the generator
-     * called the transport at {@code callStart}, and its previous {@code call()} returned at
-     * {@code previousReturn} after the JVM had paused for GC {@code previousCallPauseNanos} during
-     * it. The part of the lateness spent inside that previous call, pauses excepted, is the
-     * transport's; the rest is the generator waiting for a CPU (or for the JVM).
+     * One measured send, seen by the generator: it was due at {@code scheduled} and the generator
+     * called the transport at {@code callStart}; its previous {@code call()} ran from
+     * {@code previousStart} to {@code previousReturn}, and the JVM paused for GC
+     * {@code previousCallPauseNanos} during it. The part of the lateness spent inside that
+     * previous call (where it overlaps this send's wait), pauses excepted, is the transport's;
+     * the rest is the generator waiting for a CPU or for the JVM. After a stall the generator
+     * sends its backlog at once: those sends are late because of the stall, not of the short
+     * calls before them, which is why only the overlap counts.
      */
-    void generator(long scheduled, long callStart, long previousReturn, long previousCallPauseNanos) {
+    void generator(long scheduled, long callStart, long previousStart, long previousReturn, long previousCallPauseNanos) {
         sends.incrementAndGet();
         long lag = Math.max(0, callStart - scheduled);
-        long inCall = Math.min(lag, Math.max(0, previousReturn - scheduled - previousCallPauseNanos));
+        long overlap = Math.min(previousReturn, callStart) - Math.max(previousStart, scheduled);
+        long inCall = Math.min(lag, Math.max(0, overlap - previousCallPauseNanos));
         long cpu = lag - inCall;
         if (lag > LATE_NANOS) {
             late.incrementAndGet();

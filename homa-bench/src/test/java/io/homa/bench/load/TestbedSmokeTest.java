@@ -48,6 +48,12 @@ class TestbedSmokeTest {
                 assertEquals(0, code);
                 assertTrue(Files.size(dir.resolve("report/report.md")) > 0);
                 assertTrue(Files.readString(dir.resolve("report/slowdown.svg")).contains("<svg"));
+                @SuppressWarnings("unchecked")
+                Map<String, Object> report = (Map<String, Object>) JsonParser.parse(Files.readString(dir.resolve("report/report.json")));
+                @SuppressWarnings("unchecked")
+                Map<String, Object> unloaded = (Map<String, Object>) report.get("unloadedRttUs");
+                assertEquals(150.0, ((Number) unloaded.get("homa")).doubleValue());
+                assertTrue(report.containsKey("valid"), "the report states whether the run measured the network");
             } finally {
                 run(testbed, 60, "down");
             }
@@ -69,7 +75,8 @@ class TestbedSmokeTest {
                         "--protocol", protocol, "--bind", SUBNET + "." + i + ":" + port, "--servers", servers,
                         "--workload", "w4", "--truncate", "100000", "--gbps", "0.005", "--one-way",
                         "--duration", "2s", "--warmup", "1s", "--drain", "5s", "--linger", "1s",
-                        "--link-gbps", "0.1", "--base-rtt-us", "100", "--start-at", String.valueOf(startAt),
+                        "--link-gbps", "0.1", "--base-rtt-us", "100", "--own-base-rtt-us", protocol.equals("homa") ? "150" : "100",
+                        "--start-at", String.valueOf(startAt),
                         "--out", out.resolve("node-" + i + ".json").toString()));
                 nodes.add(new ProcessBuilder(cmd).redirectErrorStream(true)
                         .redirectOutput(out.resolveSibling(protocol + "-node-" + i + ".log").toFile()).start());
@@ -91,6 +98,14 @@ class TestbedSmokeTest {
             Map<String, Object> summary = (Map<String, Object>) json.get("summary");
             assertTrue(((Number) summary.get("completedCalls")).longValue() > 0, protocol + " completed no calls: " + summary);
             assertEquals(0, ((Number) summary.get("failures")).longValue(), protocol + " had failures: " + summary);
+            long completed = ((Number) summary.get("completedCalls")).longValue();
+            long observed = ((Number) summary.get("sendsObservedInTransport")).longValue();
+            if (protocol.equals("tcp")) {
+                assertTrue(observed >= completed, "every completed TCP call was seen leaving the transport: " + summary);
+            } else {
+                assertEquals(0, observed, "Homa's queues are not observable per call: " + summary);
+            }
+            assertTrue(summary.containsKey("sendsCpuLateOver1ms") && summary.containsKey("validCpu"), summary.toString());
         }
     }
 
