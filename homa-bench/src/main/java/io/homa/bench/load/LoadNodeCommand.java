@@ -295,6 +295,8 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
         long previousCallPause = 0;
         log(String.format(Locale.ROOT, "client: %s mean %.0f B, %.3f Gbit/s = %.1f calls/s to %d servers, start in %d ms",
                 sizes, sizes.mean(), gbps, rate, peers.size(), TimeUnit.NANOSECONDS.toMillis(t0 - System.nanoTime())));
+        // A JVM that starts late (a busy machine) begins with a backlog of sends, all late.
+        long startLagNanos = Math.max(0, System.nanoTime() - t0);
         long next = t0;
         while (true) {
             next += (long) (-Math.log(1 - random.nextDouble()) / rate * 1e9);
@@ -382,6 +384,7 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
         summary.put("failed", rec.failures());
         summary.put("unfinished", unfinished);
         summary.put("failureKinds", rec.failureKinds());
+        summary.put("clientStartLagMs", startLagNanos / 1e6);
         summary.putAll(lateness.json());
         summary.put("validCpu", SendLateness.valid(lateness.cpuLateFraction()));
         List<Object> buckets = rec.bucketsJson();

@@ -178,7 +178,8 @@ public final class LoadReportCommand implements Callable<Integer> {
                 "sendsCpuLateOver1ms", "sendsInCallLateOver1ms", "sendsObservedInTransport", "sendsIoThreadLateOver1ms",
                 "sendsHeldByTransportOver1ms");
         /** Summary values taken as the worst over the nodes. */
-        static final List<String> MAXED = List.of("maxSendLagUs", "maxCpuLagUs", "maxHeldByTransportUs", "cpuLateFraction");
+        static final List<String> MAXED = List.of("maxSendLagUs", "maxCpuLagUs", "maxHeldByTransportUs", "cpuLateFraction",
+                "clientStartLagMs");
 
         final List<Map<String, Object>> files = new ArrayList<>();
         final Histogram[] rtt = new Histogram[10];
@@ -393,9 +394,9 @@ public final class LoadReportCommand implements Callable<Integer> {
         sb.append("\nSlowdowns are RTT / (base RTT + length x 8 / link rate), with the shared base (the smaller unloaded RTT)"
                 + " unless marked \"own base\" (the protocol's own unloaded RTT); bucket 1 holds the shortest 10% of messages."
                 + String.format(Locale.ROOT, " CPU-late: the load generator called the transport more than 1 ms after the send's scheduled time"
-                + " because its thread did not run; a run is invalid above %.0f%% of sends. TCP sends held: the request waited more than 1 ms"
-                + " for the kernel to take it (full socket send buffer) after the event loop took it up; Homa's own queues are not visible"
-                + " per call. A protocol that completed less than %.0f%% of its offered calls or bytes did not carry the load, and its"
+                + " because its thread did not run; a run is invalid above %.0f%% of sends. TCP sends held: after the event loop took the request up,"
+                + " its first byte waited more than 1 ms behind earlier bytes on its connection (a full socket send buffer), part of TCP's"
+                + " latency; Homa's own queues are not visible per call. A protocol that completed less than %.0f%% of its offered calls or bytes did not carry the load, and its"
                 + " slowdowns describe only the calls that completed.%n", 100 * SendLateness.CPU_LATE_LIMIT, 100 * SUSTAINED));
         return sb.toString();
     }

@@ -23,13 +23,16 @@ public interface LoadTransport extends AutoCloseable {
         return call(server, length, responseLength);
     }
 
-    /** Told when a request was taken up by the transport's I/O thread and when all of it was in the kernel. */
+    /**
+     * Told when a request was taken up by the transport's I/O thread and when the kernel could
+     * start taking its bytes (later when earlier requests' bytes were still waiting for room).
+     */
     @FunctionalInterface
     interface SendObserver {
-        SendObserver NONE = (ioStartNanos, writtenNanos) -> { };
+        SendObserver NONE = (ioStartNanos, startedNanos) -> { };
 
         /** Both times are {@link System#nanoTime()}. */
-        void sent(long ioStartNanos, long writtenNanos);
+        void sent(long ioStartNanos, long startedNanos);
     }
 
     /** The transport's own counters (for Homa: the engine's and the shell's), for the results. */

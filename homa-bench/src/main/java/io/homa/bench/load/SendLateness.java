@@ -21,9 +21,10 @@ import java.util.concurrent.atomic.AtomicLong;
  *       blocks by design; it is counted so that it cannot hide in the CPU figure.</li>
  *   <li><b>I/O thread</b> (TCP): the transport's event loop took the request up late (busy with
  *       other calls, or starved as well).</li>
- *   <li><b>Held by the transport</b> (TCP): the request waited after the event loop took it up
- *       until the kernel took its last byte, i.e. behind a full socket send buffer
- *       (backpressure). That is a legitimate part of TCP's latency.</li>
+ *   <li><b>Held by the transport</b> (TCP): after the event loop took the request up, its first
+ *       byte waited for the kernel behind earlier requests' bytes on the same connection, i.e.
+ *       behind a full socket send buffer (backpressure). That is a legitimate part of TCP's
+ *       latency.</li>
  * </ul>
  * Homa's own queues (its SRPT sender queue and pacer, inside the engine) are not observable
  * through the public API per call; they are part of its RTT as TCP's send buffer is of TCP's, and
@@ -82,14 +83,14 @@ final class SendLateness {
 
     /**
      * One measured send, seen by the transport: called at {@code callStart}, taken up by its I/O
-     * thread at {@code ioStart}, all bytes in the kernel at {@code written}.
+     * thread at {@code ioStart}, its first byte able to enter the kernel at {@code started}.
      */
-    void transport(long callStart, long ioStart, long written) {
+    void transport(long callStart, long ioStart, long started) {
         observed.incrementAndGet();
         if (ioStart - callStart > LATE_NANOS) {
             ioThreadLate.incrementAndGet();
         }
-        long held = Math.max(0, written - ioStart);
+        long held = Math.max(0, started - ioStart);
         if (held > LATE_NANOS) {
             heldLate.incrementAndGet();
         }

@@ -7,6 +7,7 @@ import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
@@ -101,6 +102,8 @@ public final class TcpLoadTransport implements LoadTransport {
         final Map<Long, Pending> pending = new ConcurrentHashMap<>();
         final AtomicLong outstanding = new AtomicLong();
         volatile Channel channel;
+        /** The latest write on this connection (its event loop only). */
+        ChannelFuture lastWrite;
 
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, ByteBuf frame) {
@@ -186,8 +189,9 @@ public final class TcpLoadTransport implements LoadTransport {
     /**
      * Sends on the least-loaded connection. The write is handed to the connection's event loop
      * explicitly (as {@code writeAndFlush} from another thread would) so that {@code observer}
-     * learns when the loop took it up and when the write completed, i.e. when the kernel had
-     * taken every byte: the time between is the wait behind a full socket send buffer.
+     * learns when the loop took it up and when the kernel could start taking its bytes: at once,
+     * or when the earlier writes on that connection were all in the kernel (a connection writes
+     * in order). The time between is the wait behind a full socket send buffer.
      */
     @Override
     public CompletableFuture<Integer> call(InetSocketAddress server, int length, int responseLength, SendObserver observer) {
@@ -220,10 +224,16 @@ public final class TcpLoadTransport implements LoadTransport {
             frame.writeLong(id);
             frame.writeInt(responseLength);
             frame.writeZero(len - 4);
-            ch.writeAndFlush(frame).addListener(f -> {
-                if (f.isSuccess()) {
-                    observer.sent(ioStart, System.nanoTime());
-                } else {
+            ChannelFuture ahead = owner.lastWrite;
+            ChannelFuture written = ch.writeAndFlush(frame);
+            owner.lastWrite = written;
+            if (ahead == null || ahead.isDone()) {
+                observer.sent(ioStart, ioStart);
+            } else {
+                ahead.addListener(f -> observer.sent(ioStart, System.nanoTime()));
+            }
+            written.addListener(f -> {
+                if (!f.isSuccess()) {
                     owner.fail(id, f.cause());
                 }
             });

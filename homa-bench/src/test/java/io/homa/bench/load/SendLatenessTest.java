@@ -82,7 +82,7 @@ class SendLatenessTest {
     void fullSendBuffer_isHeldByTheTransport_notCpu() {
         SendLateness l = new SendLateness();
         l.generator(100 * MS, 100 * MS, 0, 0, 0);
-        // taken up by the I/O thread at once, all bytes in the kernel 7 ms later
+        // taken up by the I/O thread at once, behind 7 ms of earlier bytes on its connection
         l.transport(100 * MS, 100 * MS + 100_000, 107 * MS);
         // taken up 2 ms late by the I/O thread, written at once
         l.transport(100 * MS, 102 * MS, 102 * MS);
