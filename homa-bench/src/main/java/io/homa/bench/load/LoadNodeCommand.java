@@ -55,6 +55,7 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
     @Option(names = "--linger", defaultValue = "3s", description = "A node keeps serving this long after its drain deadline (default ${DEFAULT-VALUE}).") String linger;
     @Option(names = "--lifetime", defaultValue = "15m", description = "A server-only node exits after this long (default ${DEFAULT-VALUE}).") String lifetime;
     @Option(names = "--start-at", paramLabel = "EPOCH_MS", description = "Wall-clock start of sending, so that all nodes start together (default: now + 1 s).") Long startAt;
+    @Option(names = "--start-file", paramLabel = "FILE", description = "Start barrier: when ready (serving, connected), create FILE.ready.ADDR_PORT, then wait for FILE to hold the start (epoch ms). Overrides --start-at.") Path startFile;
     @Option(names = "--one-way", description = "Responses are 100 B (default: as long as the request).") boolean oneWay;
     @Option(names = "--link-gbps", defaultValue = "1", description = "Link rate for the slowdown's ideal time and Homa's pacer (default ${DEFAULT-VALUE}).") double linkGbps;
     @Option(names = "--base-rtt-us", defaultValue = "0", description = "Unloaded RTT of the smallest message, us, the same for every protocol (0: no slowdowns).") double baseRttUs;
@@ -169,8 +170,11 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
             }
             if (transport instanceof TcpLoadTransport tcp) {
                 for (InetSocketAddress p : peers) {
-                    connectWithRetry(tcp, p, t0);
+                    connectWithRetry(tcp, p, startFile != null ? System.nanoTime() + BARRIER_NANOS : t0);
                 }
+            }
+            if (startFile != null) {
+                t0 = awaitStart(startFile);
             }
             int code = runClient(transport, peers, sizes, t0, warm, dur, drn);
             if (serve) {
@@ -188,6 +192,29 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
                 // shutting down already
             }
         }
+    }
+
+    /** The longest wait at the start barrier (the other nodes' JVMs starting on a busy machine). */
+    private static final long BARRIER_NANOS = TimeUnit.SECONDS.toNanos(120);
+
+    /**
+     * The start barrier: says this node is ready, then waits for the start time to appear in
+     * {@code file} (written atomically by whoever runs the nodes once all are ready); returns it
+     * as a {@link System#nanoTime()} value. Slow JVM starts then delay the start, instead of
+     * beginning with a backlog of late sends.
+     */
+    private long awaitStart(Path file) throws IOException {
+        String me = bind == null ? "client-" + ProcessHandle.current().pid() : bind.replace(':', '_');
+        Files.writeString(file.resolveSibling(file.getFileName() + ".ready." + me), "", StandardCharsets.UTF_8);
+        long until = System.nanoTime() + BARRIER_NANOS;
+        while (!Files.exists(file)) {
+            if (System.nanoTime() > until) {
+                throw new IOException("no start time in " + file + " after " + TimeUnit.NANOSECONDS.toSeconds(BARRIER_NANOS) + " s");
+            }
+            LockSupport.parkNanos(20_000_000L);
+        }
+        long startWall = Long.parseLong(Files.readString(file, StandardCharsets.UTF_8).trim());
+        return System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(startWall - System.currentTimeMillis());
     }
 
     private void connectWithRetry(TcpLoadTransport tcp, InetSocketAddress peer, long t0) {
@@ -319,7 +346,7 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
                 inflight.incrementAndGet();
             }
             LoadTransport.SendObserver observer = measured
-                    ? (ioStart, written) -> lateness.transport(callStart, ioStart, written) : LoadTransport.SendObserver.NONE;
+                    ? (ioStart, started) -> lateness.transport(callStart, ioStart, started) : LoadTransport.SendObserver.NONE;
             long gcBefore = SendLateness.gcMillis();
             CompletableFuture<Integer> f;
             try {

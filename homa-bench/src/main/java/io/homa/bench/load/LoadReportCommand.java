@@ -431,7 +431,9 @@ public final class LoadReportCommand implements Callable<Integer> {
             notes.add(new SlowdownChart.Note(String.format(Locale.ROOT, "%s: completed %.3f of calls, %.3f of bytes, %d failures, %.1f%% sends CPU-late",
                     name, m.callsFraction(), m.bytesFraction(), (long) m.sum("failures"), 100 * m.cpuLateFraction()), false));
             if (!v.isEmpty()) {
-                notes.add(new SlowdownChart.Note("(!) " + name + ": " + v, true));
+                for (String part : v.split("; ")) { // one line each: the chart is 760 px wide
+                    notes.add(new SlowdownChart.Note("(!) " + name + ": " + part, true));
+                }
             }
         }
         return SlowdownChart.svg(title, series, tickX, labels, notes);
