@@ -205,7 +205,9 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
      */
     private long awaitStart(Path file) throws IOException {
         String me = bind == null ? "client-" + ProcessHandle.current().pid() : bind.replace(':', '_');
-        Files.writeString(file.resolveSibling(file.getFileName() + ".ready." + me), "", StandardCharsets.UTF_8);
+        Path ready = file.toAbsolutePath().resolveSibling(file.getFileName() + ".ready." + me);
+        Files.createDirectories(ready.getParent());
+        Files.writeString(ready, "", StandardCharsets.UTF_8);
         long until = System.nanoTime() + BARRIER_NANOS;
         while (!Files.exists(file)) {
             if (System.nanoTime() > until) {
