@@ -37,11 +37,13 @@ public final class LoadCommands {
         return """
                   java -jar homa-bench.jar load-node --protocol homa|tcp --bind ADDR:PORT --servers a:p,b:p,... \\
                       [--workload w4|fixed:N] [--gbps X] [--duration 30s] [--one-way] [--truncate BYTES] \\
-                      [--link-gbps 1] [--base-rtt-us U] [--start-at EPOCH_MS] --out FILE.json
+                      [--link-gbps 1] [--base-rtt-us U] [--own-base-rtt-us U] [--start-at EPOCH_MS | --start-file FILE] --out FILE.json
                       Workload load generator (server + open-loop Poisson client in one JVM; load-server and
                       load-client run one side; --calibrate N measures the unloaded RTT of the smallest message).
                   java -jar homa-bench.jar load-report --homa DIR|FILES --tcp DIR|FILES --out DIR
                       Merges per-node results: DIR/report.json, report.md and slowdown.svg.
+                  java -jar homa-bench.jar load-report --runs RUN1,RUN2,RUN3 --out DIR
+                      The min-max of each figure over several scripts/experiment runs: DIR/runs.md, runs.json.
                 """;
     }
 }

@@ -55,9 +55,11 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
     @Option(names = "--linger", defaultValue = "3s", description = "A node keeps serving this long after its drain deadline (default ${DEFAULT-VALUE}).") String linger;
     @Option(names = "--lifetime", defaultValue = "15m", description = "A server-only node exits after this long (default ${DEFAULT-VALUE}).") String lifetime;
     @Option(names = "--start-at", paramLabel = "EPOCH_MS", description = "Wall-clock start of sending, so that all nodes start together (default: now + 1 s).") Long startAt;
+    @Option(names = "--start-file", paramLabel = "FILE", description = "Start barrier: when ready (serving, connected), create FILE.ready.ADDR_PORT, then wait for FILE to hold the start (epoch ms). Overrides --start-at.") Path startFile;
     @Option(names = "--one-way", description = "Responses are 100 B (default: as long as the request).") boolean oneWay;
     @Option(names = "--link-gbps", defaultValue = "1", description = "Link rate for the slowdown's ideal time and Homa's pacer (default ${DEFAULT-VALUE}).") double linkGbps;
-    @Option(names = "--base-rtt-us", defaultValue = "0", description = "Unloaded RTT of the smallest message, us (0: no slowdowns).") double baseRttUs;
+    @Option(names = "--base-rtt-us", defaultValue = "0", description = "Unloaded RTT of the smallest message, us, the same for every protocol (0: no slowdowns).") double baseRttUs;
+    @Option(names = "--own-base-rtt-us", defaultValue = "0", description = "This protocol's own unloaded RTT of the smallest message, us (0: no own-base slowdowns).") double ownBaseRttUs;
     @Option(names = "--threads", defaultValue = "1", description = "TCP event loop threads (default ${DEFAULT-VALUE}).") int threads;
     @Option(names = "--tcp-connections", defaultValue = "4", description = "TCP connections per client-server pair (default ${DEFAULT-VALUE}).") int tcpConnections;
     @Option(names = "--calibrate", paramLabel = "N", defaultValue = "0", description = "Calibration: N sequential calls of the smallest message.") int calibrate;
@@ -168,8 +170,11 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
             }
             if (transport instanceof TcpLoadTransport tcp) {
                 for (InetSocketAddress p : peers) {
-                    connectWithRetry(tcp, p, t0);
+                    connectWithRetry(tcp, p, startFile != null ? System.nanoTime() + BARRIER_NANOS : t0);
                 }
+            }
+            if (startFile != null) {
+                t0 = awaitStart(startFile);
             }
             int code = runClient(transport, peers, sizes, t0, warm, dur, drn);
             if (serve) {
@@ -189,6 +194,31 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
         }
     }
 
+    /** The longest wait at the start barrier (the other nodes' JVMs starting on a busy machine). */
+    private static final long BARRIER_NANOS = TimeUnit.SECONDS.toNanos(120);
+
+    /**
+     * The start barrier: says this node is ready, then waits for the start time to appear in
+     * {@code file} (written atomically by whoever runs the nodes once all are ready); returns it
+     * as a {@link System#nanoTime()} value. Slow JVM starts then delay the start, instead of
+     * beginning with a backlog of late sends.
+     */
+    private long awaitStart(Path file) throws IOException {
+        String me = bind == null ? "client-" + ProcessHandle.current().pid() : bind.replace(':', '_');
+        Path ready = file.toAbsolutePath().resolveSibling(file.getFileName() + ".ready." + me);
+        Files.createDirectories(ready.getParent());
+        Files.writeString(ready, "", StandardCharsets.UTF_8);
+        long until = System.nanoTime() + BARRIER_NANOS;
+        while (!Files.exists(file)) {
+            if (System.nanoTime() > until) {
+                throw new IOException("no start time in " + file + " after " + TimeUnit.NANOSECONDS.toSeconds(BARRIER_NANOS) + " s");
+            }
+            LockSupport.parkNanos(20_000_000L);
+        }
+        long startWall = Long.parseLong(Files.readString(file, StandardCharsets.UTF_8).trim());
+        return System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(startWall - System.currentTimeMillis());
+    }
+
     private void connectWithRetry(TcpLoadTransport tcp, InetSocketAddress peer, long t0) {
         long until = Math.max(t0, System.nanoTime() + 2_000_000_000L) + 3_000_000_000L;
         while (true) {
@@ -204,6 +234,24 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
         }
     }
 
+    /** Calls until one call succeeds (the server's JVM may still be starting), for at most 30 s. */
+    private static void awaitServer(LoadTransport transport, InetSocketAddress peer, int len, int resp) {
+        long until = System.nanoTime() + 30_000_000_000L;
+        while (true) {
+            try {
+                transport.call(peer, len, resp).get(2, TimeUnit.SECONDS);
+                return;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while waiting for " + peer, e);
+            } catch (Exception e) {
+                if (System.nanoTime() > until) {
+                    throw new IllegalStateException("no answer from " + peer + " in 30 s: " + e, e);
+                }
+            }
+        }
+    }
+
     private int calibrate(LoadTransport transport, List<InetSocketAddress> peers, SizeDistribution sizes) throws IOException {
         if (peers.isEmpty()) {
             System.err.println("--calibrate needs --servers with another node");
@@ -215,6 +263,7 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
         }
         int len = sizes.smallest();
         int resp = oneWay ? 100 : len;
+        awaitServer(transport, peer, len, resp);
         long[] rtts = new long[calibrate];
         int failures = 0;
         for (int i = 0; i < calibrate; i++) {
@@ -254,7 +303,13 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
         // the responses to as many incoming calls, each with its headers.
         double bytesPerCall = payloadOnlyLoad ? sizes.mean() : sizes.meanWireBytesPerRpc(oneWay ? 100 : -1);
         double rate = gbps * 1e9 / (8 * bytesPerCall);
-        LoadRecorder rec = new LoadRecorder(sizes, baseRttUs, linkGbps);
+        // The generator is the measuring instrument: when it waits for a CPU, every later call
+        // is late. Under -XX:ThreadPriorityPolicy=1 (as root; scripts/experiment sets it) this is
+        // nice -5 against the event loops' 0, so a waking generator preempts them; elsewhere the
+        // JVM ignores it.
+        Thread.currentThread().setPriority(Thread.MAX_PRIORITY);
+        LoadRecorder rec = new LoadRecorder(sizes, baseRttUs, ownBaseRttUs, linkGbps);
+        SendLateness lateness = new SendLateness();
         // Seeded by the host's address, not its port: Homa and TCP runs (on different ports) then
         // offer exactly the same calls (times, sizes, servers), which matters with heavy tails.
         SplittableRandom random = new SplittableRandom(seed * 0x9E3779B97F4A7C15L
@@ -264,10 +319,13 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
         AtomicLong inflight = new AtomicLong();
         long offered = 0;
         long offeredBytes = 0;
-        long lateSends = 0;
-        double maxLagUs = 0;
+        long previousStart = 0;
+        long previousReturn = 0;
+        long previousCallPause = 0;
         log(String.format(Locale.ROOT, "client: %s mean %.0f B, %.3f Gbit/s = %.1f calls/s to %d servers, start in %d ms",
                 sizes, sizes.mean(), gbps, rate, peers.size(), TimeUnit.NANOSECONDS.toMillis(t0 - System.nanoTime())));
+        // A JVM that starts late (a busy machine) begins with a backlog of sends, all late.
+        long startLagNanos = Math.max(0, System.nanoTime() - t0);
         long next = t0;
         while (true) {
             next += (long) (-Math.log(1 - random.nextDouble()) / rate * 1e9);
@@ -278,26 +336,29 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
             while ((wait = next - System.nanoTime()) > 0) {
                 LockSupport.parkNanos(wait);
             }
-            long lag = -wait;
             int len = sizes.sample(random);
             InetSocketAddress peer = peers.get(random.nextInt(peers.size()));
             boolean measured = next >= measureStart;
             long scheduled = next;
+            long callStart = System.nanoTime();
             if (measured) {
                 offered++;
                 offeredBytes += len;
-                if (lag > 1_000_000) {
-                    lateSends++;
-                }
-                maxLagUs = Math.max(maxLagUs, lag / 1000.0);
+                lateness.generator(scheduled, callStart, previousStart, previousReturn, previousCallPause);
                 inflight.incrementAndGet();
             }
+            LoadTransport.SendObserver observer = measured
+                    ? (ioStart, started) -> lateness.transport(callStart, ioStart, started) : LoadTransport.SendObserver.NONE;
+            long gcBefore = SendLateness.gcMillis();
             CompletableFuture<Integer> f;
             try {
-                f = transport.call(peer, len, oneWay ? 100 : len);
+                f = transport.call(peer, len, oneWay ? 100 : len, observer);
             } catch (RuntimeException e) {
                 f = CompletableFuture.failedFuture(e);
             }
+            previousStart = callStart;
+            previousReturn = System.nanoTime();
+            previousCallPause = TimeUnit.MILLISECONDS.toNanos(SendLateness.gcMillis() - gcBefore);
             f.whenComplete((v, t) -> {
                 if (!measured) {
                     return;
@@ -331,6 +392,7 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
         settings.put("oneWay", oneWay);
         settings.put("linkGbps", linkGbps);
         settings.put("baseRttUs", baseRttUs);
+        settings.put("ownBaseRttUs", ownBaseRttUs);
         settings.put("servers", peers.stream().map(InetSocketAddress::toString).toList());
         if (protocol.equals("tcp")) {
             settings.put("tcpConnectionsPerServer", tcpConnections);
@@ -341,6 +403,9 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
         summary.put("offeredCalls", offered);
         summary.put("offeredCallsPerS", offered / seconds);
         summary.put("offeredGbps", offeredBytes * 8 / seconds / 1e9);
+        // Exact counts too: the JSON keeps 3 decimals, too few for Gbit/s on slow links.
+        summary.put("offeredBytes", offeredBytes);
+        summary.put("completedBytes", rec.completedBytes());
         summary.put("completedCalls", rec.completed());
         summary.put("completedCallsPerS", rec.completed() / seconds);
         summary.put("completedGbps", rec.completedBytes() * 8 / seconds / 1e9);
@@ -348,13 +413,16 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
         summary.put("failed", rec.failures());
         summary.put("unfinished", unfinished);
         summary.put("failureKinds", rec.failureKinds());
-        summary.put("sendsLateOver1ms", lateSends);
-        summary.put("maxSendLagUs", maxLagUs);
+        summary.put("clientStartLagMs", startLagNanos / 1e6);
+        summary.putAll(lateness.json());
+        summary.put("validCpu", SendLateness.valid(lateness.cpuLateFraction()));
         List<Object> buckets = rec.bucketsJson();
         @SuppressWarnings("unchecked")
         Map<String, Object> shortBucket = (Map<String, Object>) buckets.get(0);
         summary.put("shortP50Slowdown", shortBucket.get("p50Slowdown"));
         summary.put("shortP99Slowdown", shortBucket.get("p99Slowdown"));
+        summary.put("shortP50OwnSlowdown", shortBucket.get("p50OwnSlowdown"));
+        summary.put("shortP99OwnSlowdown", shortBucket.get("p99OwnSlowdown"));
         summary.put("shortP50RttUs", shortBucket.get("p50RttUs"));
         summary.put("shortP99RttUs", shortBucket.get("p99RttUs"));
 
@@ -368,8 +436,9 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
         if (out != null) {
             write(out, m);
         }
-        log(String.format(Locale.ROOT, "done: offered %d, completed %d, failed %d, unfinished %d, short p50/p99 slowdown %s/%s",
-                offered, rec.completed(), rec.failures(), unfinished, shortBucket.get("p50Slowdown"), shortBucket.get("p99Slowdown")));
+        log(String.format(Locale.ROOT, "done: offered %d, completed %d, failed %d, unfinished %d, short p50/p99 slowdown %s/%s, CPU-late sends %.2f%%",
+                offered, rec.completed(), rec.failures(), unfinished, shortBucket.get("p50Slowdown"), shortBucket.get("p99Slowdown"),
+                100 * lateness.cpuLateFraction()));
         return 0;
     }
 

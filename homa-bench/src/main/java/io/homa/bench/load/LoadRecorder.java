@@ -11,7 +11,9 @@ import java.util.Map;
 
 /**
  * The measurements of one load client: per size bucket, an HdrHistogram of round-trip times (ns)
- * and one of slowdowns (x1000), plus counters. Thread-safe (completions arrive on I/O threads).
+ * and two of slowdowns (x1000): against the shared base RTT (the smaller of the protocols'
+ * unloaded RTTs, so that both are divided by the same ideal) and against this protocol's own
+ * unloaded RTT (how much load costs this protocol), plus counters. Thread-safe (completions arrive on I/O threads).
  * Histograms are written into the JSON (compressed, base64) so the report can merge clients exactly.
  */
 public final class LoadRecorder {
@@ -20,21 +22,26 @@ public final class LoadRecorder {
 
     private final SizeDistribution sizes;
     private final double baseRttUs;
+    private final double ownBaseRttUs;
     private final double linkGbps;
     private final Histogram[] rtt = new Histogram[10];
     private final Histogram[] slowdown = new Histogram[10];
+    private final Histogram[] ownSlowdown = new Histogram[10];
     private long completed;
     private long completedBytes;
     private long failures;
     private final Map<String, Long> failureKinds = new LinkedHashMap<>();
 
-    public LoadRecorder(SizeDistribution sizes, double baseRttUs, double linkGbps) {
+    /** A base of 0 records no slowdowns of that kind. */
+    public LoadRecorder(SizeDistribution sizes, double baseRttUs, double ownBaseRttUs, double linkGbps) {
         this.sizes = sizes;
         this.baseRttUs = baseRttUs;
+        this.ownBaseRttUs = ownBaseRttUs;
         this.linkGbps = linkGbps;
         for (int k = 0; k < 10; k++) {
             rtt[k] = newRtt();
             slowdown[k] = newSlowdown();
+            ownSlowdown[k] = newSlowdown();
         }
     }
 
@@ -55,12 +62,17 @@ public final class LoadRecorder {
         int k = sizes.bucket(length);
         long v = Math.max(1, Math.min(rttNanos, HIGHEST_NANOS));
         rtt[k].recordValue(v);
-        if (baseRttUs > 0 && linkGbps > 0) {
-            double s = (rttNanos / 1000.0) / idealUs(baseRttUs, linkGbps, length);
-            slowdown[k].recordValue(Math.max(1, Math.min((long) (s * SLOWDOWN_SCALE), slowdown[k].getHighestTrackableValue())));
-        }
+        recordSlowdown(slowdown[k], baseRttUs, length, rttNanos);
+        recordSlowdown(ownSlowdown[k], ownBaseRttUs, length, rttNanos);
         completed++;
         completedBytes += length;
+    }
+
+    private void recordSlowdown(Histogram h, double base, int length, long rttNanos) {
+        if (base > 0 && linkGbps > 0) {
+            double s = (rttNanos / 1000.0) / idealUs(base, linkGbps, length);
+            h.recordValue(Math.max(1, Math.min((long) (s * SLOWDOWN_SCALE), h.getHighestTrackableValue())));
+        }
     }
 
     public synchronized void failure(Throwable t) {
@@ -93,27 +105,29 @@ public final class LoadRecorder {
     public synchronized List<Object> bucketsJson() {
         List<Object> out = new ArrayList<>();
         for (int k = 0; k < 10; k++) {
-            out.add(bucketJson(sizes, k, rtt[k], slowdown[k], true));
+            out.add(bucketJson(sizes, k, rtt[k], slowdown[k], ownSlowdown[k], true));
         }
         return out;
     }
 
     /** The statistics of one bucket; with {@code histograms}, the encoded histograms too. */
-    static Map<String, Object> bucketJson(SizeDistribution sizes, int k, Histogram r, Histogram s, boolean histograms) {
+    static Map<String, Object> bucketJson(SizeDistribution sizes, int k, Histogram r, Histogram s, Histogram own, boolean histograms) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("bucket", k + 1);
         m.put("minLength", sizes.bucketMin(k));
         m.put("maxLength", sizes.bucketMax(k));
         m.put("cdf", sizes.bucketCdf(k));
-        bucketStats(m, r, s);
+        bucketStats(m, r, s, own);
         if (histograms) {
             m.put("rttHistogram", encode(r));
             m.put("slowdownHistogram", encode(s));
+            m.put("ownSlowdownHistogram", encode(own));
         }
         return m;
     }
 
-    static void bucketStats(Map<String, Object> m, Histogram r, Histogram s) {
+    /** Percentiles of one bucket; {@code own} holds the slowdowns against the protocol's own unloaded RTT. */
+    static void bucketStats(Map<String, Object> m, Histogram r, Histogram s, Histogram own) {
         m.put("count", r.getTotalCount());
         m.put("p50RttUs", pct(r, 50, 1000.0));
         m.put("p99RttUs", pct(r, 99, 1000.0));
@@ -121,6 +135,8 @@ public final class LoadRecorder {
         m.put("p50Slowdown", pct(s, 50, SLOWDOWN_SCALE));
         m.put("p99Slowdown", pct(s, 99, SLOWDOWN_SCALE));
         m.put("p999Slowdown", pct(s, 99.9, SLOWDOWN_SCALE));
+        m.put("p50OwnSlowdown", pct(own, 50, SLOWDOWN_SCALE));
+        m.put("p99OwnSlowdown", pct(own, 99, SLOWDOWN_SCALE));
     }
 
     static double pct(Histogram h, double p, double scale) {

@@ -17,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.stream.Stream;
 
@@ -25,8 +26,14 @@ import java.util.stream.Stream;
  * histograms are added, so the percentiles are those of all calls together) and writes
  * report.json, report.md (per-bucket p50/p99 slowdown, Homa vs TCP, and the TCP/Homa ratio) and
  * slowdown.svg (p99 slowdown against message size on a cumulative-fraction axis, log y).
+ * Slowdowns are given against the shared base (the smaller unloaded RTT) and against each
+ * protocol's own; beside every protocol stand the fractions of calls and bytes completed, the
+ * failures, the CPU-late sends, and marks for a run that measured the CPU ({@link SendLateness})
+ * or a protocol that did not carry the offered load.
  * With {@code --sweep DIR...} it instead summarises the report.json of several loads (sweep.md,
  * sweep.json): completed vs offered rate per load, and the highest load each protocol sustains.
+ * With {@code --runs DIR,...} it gives the range of each figure over several experiment runs
+ * ({@link RunRanges}).
  */
 @Command(name = "load-report", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Merges load-node results of Homa and TCP into report.json, report.md and slowdown.svg.")
@@ -38,6 +45,7 @@ public final class LoadReportCommand implements Callable<Integer> {
     @Option(names = "--tcp", split = ",", paramLabel = "DIR|FILE", description = "TCP node results (folders or files).") List<Path> tcp = new ArrayList<>();
     @Option(names = "--title", description = "Chart and report title.") String title;
     @Option(names = "--sweep", arity = "1..*", paramLabel = "DIR", description = "Summarise these report folders instead.") List<Path> sweep = new ArrayList<>();
+    @Option(names = "--runs", split = ",", paramLabel = "DIR", description = "Several runs of scripts/experiment (their --out folders): the min-max of each figure per load (runs.md, runs.json).") List<Path> runsDirs = new ArrayList<>();
     @Option(names = "--out", required = true, paramLabel = "DIR") Path out;
 
     public static int execute(String[] args) {
@@ -50,6 +58,9 @@ public final class LoadReportCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         Files.createDirectories(out);
+        if (!runsDirs.isEmpty()) {
+            return RunRanges.write(runsDirs, out);
+        }
         if (!sweep.isEmpty()) {
             return sweep();
         }
@@ -61,12 +72,25 @@ public final class LoadReportCommand implements Callable<Integer> {
             runs.put("tcp", merge(files(tcp)));
         }
         if (runs.isEmpty()) {
-            System.err.println("load-report: give --homa and/or --tcp");
+            System.err.println("load-report: give --homa and/or --tcp, --sweep or --runs");
             return 2;
         }
-        Merged first = runs.values().iterator().next();
+        Map<String, Object> report = report(runs, title);
         @SuppressWarnings("unchecked")
-        Map<String, Object> settings = (Map<String, Object>) first.files.get(0).get("settings");
+        List<Object> comparison = (List<Object>) report.get("comparison");
+        String t = (String) report.get("title");
+        LoadNodeCommand.write(out.resolve("report.json"), report);
+        String md = markdown(report, runs);
+        Files.writeString(out.resolve("report.md"), md, StandardCharsets.UTF_8);
+        Files.writeString(out.resolve("slowdown.svg"), chart(t, runs, comparison), StandardCharsets.UTF_8);
+        System.out.print(md);
+        return 0;
+    }
+
+    /** The report's JSON: settings, both bases, each protocol's merged results, the per-bucket comparison. */
+    static Map<String, Object> report(Map<String, Merged> runs, String title) {
+        Merged first = runs.values().iterator().next();
+        Map<String, Object> settings = first.settings();
         double linkGbps = num(settings.get("linkGbps"));
         double gbps = num(settings.get("gbps"));
         String t = title != null ? title : String.format(Locale.ROOT, "%s, %d nodes, load %.0f%% of %s Gbit/s links",
@@ -76,10 +100,19 @@ public final class LoadReportCommand implements Callable<Integer> {
         report.put("title", t);
         report.put("load", gbps / linkGbps);
         report.put("settings", settings);
+        report.put("baseRttUs", num(settings.get("baseRttUs")));
+        Map<String, Object> unloaded = new LinkedHashMap<>();
+        runs.forEach((p, m) -> unloaded.put(p, m.unloadedRttUs()));
+        report.put("unloadedRttUs", unloaded);
+        report.put("cpuLateLimit", SendLateness.CPU_LATE_LIMIT);
+        report.put("sustainedFraction", SUSTAINED);
+        boolean valid = true;
         Map<String, Object> protocols = new LinkedHashMap<>();
         for (Map.Entry<String, Merged> e : runs.entrySet()) {
             protocols.put(e.getKey(), e.getValue().json());
+            valid &= e.getValue().validCpu();
         }
+        report.put("valid", valid);
         report.put("protocols", protocols);
         List<Object> comparison = new ArrayList<>();
         Merged h = runs.get("homa");
@@ -95,10 +128,13 @@ public final class LoadReportCommand implements Callable<Integer> {
             row.put("maxLength", any.meta(k).get("maxLength"));
             row.put("cdf", any.meta(k).get("cdf"));
             for (Map.Entry<String, Merged> e : runs.entrySet()) {
-                row.put(e.getKey() + "Count", e.getValue().rtt[k].getTotalCount());
-                row.put(e.getKey() + "P50Slowdown", LoadRecorder.pct(e.getValue().slowdown[k], 50, LoadRecorder.SLOWDOWN_SCALE));
-                row.put(e.getKey() + "P99Slowdown", LoadRecorder.pct(e.getValue().slowdown[k], 99, LoadRecorder.SLOWDOWN_SCALE));
-                row.put(e.getKey() + "P99RttUs", LoadRecorder.pct(e.getValue().rtt[k], 99, 1000));
+                Merged m = e.getValue();
+                row.put(e.getKey() + "Count", m.rtt[k].getTotalCount());
+                row.put(e.getKey() + "P50Slowdown", LoadRecorder.pct(m.slowdown[k], 50, LoadRecorder.SLOWDOWN_SCALE));
+                row.put(e.getKey() + "P99Slowdown", LoadRecorder.pct(m.slowdown[k], 99, LoadRecorder.SLOWDOWN_SCALE));
+                row.put(e.getKey() + "P50OwnSlowdown", LoadRecorder.pct(m.ownSlowdown[k], 50, LoadRecorder.SLOWDOWN_SCALE));
+                row.put(e.getKey() + "P99OwnSlowdown", LoadRecorder.pct(m.ownSlowdown[k], 99, LoadRecorder.SLOWDOWN_SCALE));
+                row.put(e.getKey() + "P99RttUs", LoadRecorder.pct(m.rtt[k], 99, 1000));
             }
             if (h != null && c != null) {
                 row.put("tcpOverHomaP50", num(row.get("tcpP50Slowdown")) / num(row.get("homaP50Slowdown")));
@@ -107,11 +143,7 @@ public final class LoadReportCommand implements Callable<Integer> {
             comparison.add(row);
         }
         report.put("comparison", comparison);
-        LoadNodeCommand.write(out.resolve("report.json"), report);
-        Files.writeString(out.resolve("report.md"), markdown(t, settings, runs, comparison), StandardCharsets.UTF_8);
-        Files.writeString(out.resolve("slowdown.svg"), chart(t, runs, comparison), StandardCharsets.UTF_8);
-        System.out.print(markdown(t, settings, runs, comparison));
-        return 0;
+        return report;
     }
 
     private static List<Path> files(List<Path> args) throws IOException {
@@ -140,35 +172,90 @@ public final class LoadReportCommand implements Callable<Integer> {
 
     /** The nodes of one protocol, merged. */
     static final class Merged {
+        /** Summary counters added over the nodes; the rest of the summary is recomputed. */
+        static final List<String> SUMMED = List.of("offeredCalls", "offeredCallsPerS", "offeredGbps", "completedCalls",
+                "completedCallsPerS", "completedGbps", "offeredBytes", "completedBytes", "failures", "failed", "unfinished", "sendsLateOver1ms",
+                "sendsCpuLateOver1ms", "sendsInCallLateOver1ms", "sendsObservedInTransport", "sendsIoThreadLateOver1ms",
+                "sendsHeldByTransportOver1ms");
+        /** Summary values taken as the worst over the nodes. */
+        static final List<String> MAXED = List.of("maxSendLagUs", "maxCpuLagUs", "maxHeldByTransportUs", "cpuLateFraction",
+                "clientStartLagMs");
+
         final List<Map<String, Object>> files = new ArrayList<>();
         final Histogram[] rtt = new Histogram[10];
         final Histogram[] slowdown = new Histogram[10];
+        final Histogram[] ownSlowdown = new Histogram[10];
         final Map<String, Double> sums = new LinkedHashMap<>();
+        final Map<String, Double> maxes = new LinkedHashMap<>();
+        /** The transports' counters (Homa: engine and shell), added over the nodes. */
+        final Map<String, Double> counters = new TreeMap<>();
 
         @SuppressWarnings("unchecked")
         Map<String, Object> meta(int k) {
             return (Map<String, Object>) ((List<Object>) files.get(0).get("buckets")).get(k);
         }
 
+        @SuppressWarnings("unchecked")
+        Map<String, Object> settings() {
+            return (Map<String, Object>) files.get(0).get("settings");
+        }
+
         double sum(String key) {
             return sums.getOrDefault(key, 0.0);
+        }
+
+        double callsFraction() {
+            return sum("completedCalls") / sum("offeredCalls");
+        }
+
+        /** From the exact byte counts; results without them from the rounded Gbit/s. */
+        double bytesFraction() {
+            return sum("offeredBytes") > 0 ? sum("completedBytes") / sum("offeredBytes") : sum("completedGbps") / sum("offeredGbps");
+        }
+
+        /** CPU-late sends over all nodes' measured sends. */
+        double cpuLateFraction() {
+            return sum("offeredCalls") == 0 ? 0 : sum("sendsCpuLateOver1ms") / sum("offeredCalls");
+        }
+
+        /** Whether the sends were on time (see {@link SendLateness}); results without the counter count as valid. */
+        boolean validCpu() {
+            return SendLateness.valid(cpuLateFraction());
+        }
+
+        /** Whether this protocol carried the offered load: calls and bytes completed at least {@link #SUSTAINED}. */
+        boolean carried() {
+            return callsFraction() >= SUSTAINED && bytesFraction() >= SUSTAINED;
+        }
+
+        /** This protocol's own unloaded RTT of the smallest message (NaN when the nodes were not told). */
+        double unloadedRttUs() {
+            double v = num(settings().get("ownBaseRttUs"));
+            return v > 0 ? v : Double.NaN;
         }
 
         Map<String, Object> json() {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("nodes", files.size());
             Map<String, Object> s = new LinkedHashMap<>();
-            for (String key : List.of("offeredCalls", "offeredCallsPerS", "offeredGbps", "completedCalls", "completedCallsPerS",
-                    "completedGbps", "failures", "failed", "unfinished", "sendsLateOver1ms")) {
+            for (String key : SUMMED) {
                 s.put(key, sum(key));
             }
-            s.put("completedOverOffered", sum("completedCalls") / sum("offeredCalls"));
-            s.put("completedBytesOverOffered", sum("completedGbps") / sum("offeredGbps"));
+            maxes.forEach((k, v) -> s.put(k.equals("cpuLateFraction") ? "worstNodeCpuLateFraction" : k, v));
+            s.put("completedOverOffered", callsFraction());
+            s.put("completedBytesOverOffered", bytesFraction());
+            s.put("carriedOfferedLoad", carried());
+            s.put("cpuLateFraction", cpuLateFraction());
+            s.put("validCpu", validCpu());
+            s.put("unloadedRttUs", unloadedRttUs());
             s.put("shortP50Slowdown", LoadRecorder.pct(slowdown[0], 50, LoadRecorder.SLOWDOWN_SCALE));
             s.put("shortP99Slowdown", LoadRecorder.pct(slowdown[0], 99, LoadRecorder.SLOWDOWN_SCALE));
+            s.put("shortP50OwnSlowdown", LoadRecorder.pct(ownSlowdown[0], 50, LoadRecorder.SLOWDOWN_SCALE));
+            s.put("shortP99OwnSlowdown", LoadRecorder.pct(ownSlowdown[0], 99, LoadRecorder.SLOWDOWN_SCALE));
             s.put("shortP50RttUs", LoadRecorder.pct(rtt[0], 50, 1000));
             s.put("shortP99RttUs", LoadRecorder.pct(rtt[0], 99, 1000));
             m.put("summary", s);
+            m.put("transportMetrics", new LinkedHashMap<>(counters));
             List<Object> buckets = new ArrayList<>();
             for (int k = 0; k < 10; k++) {
                 Map<String, Object> b = new LinkedHashMap<>();
@@ -176,7 +263,7 @@ public final class LoadReportCommand implements Callable<Integer> {
                 b.put("minLength", meta(k).get("minLength"));
                 b.put("maxLength", meta(k).get("maxLength"));
                 b.put("cdf", meta(k).get("cdf"));
-                LoadRecorder.bucketStats(b, rtt[k], slowdown[k]);
+                LoadRecorder.bucketStats(b, rtt[k], slowdown[k], ownSlowdown[k]);
                 buckets.add(b);
             }
             m.put("buckets", buckets);
@@ -190,6 +277,7 @@ public final class LoadReportCommand implements Callable<Integer> {
         for (int k = 0; k < 10; k++) {
             m.rtt[k] = LoadRecorder.newRtt();
             m.slowdown[k] = LoadRecorder.newSlowdown();
+            m.ownSlowdown[k] = LoadRecorder.newSlowdown();
         }
         for (Path f : files) {
             Map<String, Object> j = (Map<String, Object>) JsonParser.parse(Files.readString(f, StandardCharsets.UTF_8));
@@ -197,14 +285,28 @@ public final class LoadReportCommand implements Callable<Integer> {
             Map<String, Object> s = (Map<String, Object>) j.get("summary");
             for (Map.Entry<String, Object> e : s.entrySet()) {
                 if (e.getValue() instanceof Number n) {
-                    m.sums.merge(e.getKey(), n.doubleValue(), Double::sum);
+                    if (Merged.MAXED.contains(e.getKey())) {
+                        m.maxes.merge(e.getKey(), n.doubleValue(), Math::max);
+                    } else {
+                        m.sums.merge(e.getKey(), n.doubleValue(), Double::sum);
+                    }
                 }
+            }
+            if (j.get("transportMetrics") instanceof Map<?, ?> tm) {
+                tm.forEach((k, v) -> {
+                    if (v instanceof Number n) {
+                        m.counters.merge(String.valueOf(k), n.doubleValue(), Double::sum);
+                    }
+                });
             }
             List<Object> buckets = (List<Object>) j.get("buckets");
             for (int k = 0; k < 10; k++) {
                 Map<String, Object> b = (Map<String, Object>) buckets.get(k);
                 m.rtt[k].add(LoadRecorder.decode((String) b.get("rttHistogram")));
                 m.slowdown[k].add(LoadRecorder.decode((String) b.get("slowdownHistogram")));
+                if (b.get("ownSlowdownHistogram") instanceof String own) {
+                    m.ownSlowdown[k].add(LoadRecorder.decode(own));
+                }
             }
         }
         return m;
@@ -223,25 +325,59 @@ public final class LoadReportCommand implements Callable<Integer> {
         return String.format(Locale.ROOT, "%.2f", v);
     }
 
-    private static String markdown(String title, Map<String, Object> settings, Map<String, Merged> runs, List<Object> comparison) {
+    /** What a reader must know before trusting a protocol's curve: empty when nothing is wrong. */
+    static String verdict(boolean validCpu, boolean carried, double cpuLateFraction) {
+        List<String> v = new ArrayList<>();
+        if (!validCpu) {
+            v.add(String.format(Locale.ROOT, "INVALID: measures the CPU (%.1f%% of sends > 1 ms late for want of CPU, limit %.0f%%)",
+                    100 * cpuLateFraction, 100 * SendLateness.CPU_LATE_LIMIT));
+        }
+        if (!carried) {
+            v.add(String.format(Locale.ROOT, "DID NOT CARRY THE OFFERED LOAD (< %.0f%% of calls or bytes)", 100 * SUSTAINED));
+        }
+        return String.join("; ", v);
+    }
+
+    private static String protocolName(String p) {
+        return p.equals("homa") ? "Homa" : p.equals("tcp") ? "TCP" : p;
+    }
+
+    static String markdown(Map<String, Object> report, Map<String, Merged> runs) {
+        @SuppressWarnings("unchecked")
+        Map<String, Object> settings = (Map<String, Object>) report.get("settings");
+        @SuppressWarnings("unchecked")
+        List<Object> comparison = (List<Object>) report.get("comparison");
         StringBuilder sb = new StringBuilder();
-        sb.append("### ").append(title).append("\n\n");
-        sb.append(String.format(Locale.ROOT, "Workload %s%s, %s Gbit/s of requests offered per node, links %s Gbit/s, base RTT %s us, %s responses, %s s measured.%n%n",
+        sb.append("### ").append(report.get("title")).append("\n\n");
+        sb.append(String.format(Locale.ROOT, "Workload %s%s, %s Gbit/s offered per node, links %s Gbit/s, %s responses, %s s measured.",
                 settings.get("workload"), num(settings.get("truncate")) > 0 ? " truncated at " + (long) num(settings.get("truncate")) + " B" : "",
-                fmt(num(settings.get("gbps"))), fmt(num(settings.get("linkGbps"))), fmt(num(settings.get("baseRttUs"))),
+                fmt(num(settings.get("gbps"))), fmt(num(settings.get("linkGbps"))),
                 Boolean.TRUE.equals(settings.get("oneWay")) ? "100 B" : "request-sized", fmt(num(settings.get("durationS")))));
-        sb.append("| protocol | nodes | offered Gbit/s | completed Gbit/s | completed/offered calls | failures | short p50 slowdown | short p99 slowdown | short p99 RTT us |\n");
-        sb.append("|---|---|---|---|---|---|---|---|---|\n");
+        sb.append(String.format(Locale.ROOT, " Unloaded RTT of the smallest message: %s; shared slowdown base %s us (the smaller).%n%n",
+                String.join(", ", runs.entrySet().stream().map(e -> protocolName(e.getKey()) + " " + fmt(e.getValue().unloadedRttUs()) + " us").toList()),
+                fmt(num(report.get("baseRttUs")))));
+        if (!Boolean.TRUE.equals(report.get("valid"))) {
+            sb.append("**This run is not valid: the load generator did not get the CPU on time (see the CPU-late column); it measured the machine, not the network.**\n\n");
+        }
+        sb.append("| protocol | nodes | offered Gbit/s | completed Gbit/s | completed/offered calls | completed/offered bytes | failures"
+                + " | CPU-late sends | TCP sends held > 1 ms | short p50 / p99 slowdown | short p50 / p99 own-base slowdown | short p99 RTT us | verdict |\n");
+        sb.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (Map.Entry<String, Merged> e : runs.entrySet()) {
             Merged m = e.getValue();
-            sb.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %.3f | %d | %s | %s | %s |%n", e.getKey(), m.files.size(),
-                    fmt(m.sum("offeredGbps")), fmt(m.sum("completedGbps")), m.sum("completedCalls") / m.sum("offeredCalls"),
-                    (long) m.sum("failures"), fmt(LoadRecorder.pct(m.slowdown[0], 50, LoadRecorder.SLOWDOWN_SCALE)),
-                    fmt(LoadRecorder.pct(m.slowdown[0], 99, LoadRecorder.SLOWDOWN_SCALE)), fmt(LoadRecorder.pct(m.rtt[0], 99, 1000))));
+            String held = m.sum("sendsObservedInTransport") > 0 ? String.format(Locale.ROOT, "%.1f%%",
+                    100 * m.sum("sendsHeldByTransportOver1ms") / m.sum("sendsObservedInTransport")) : "n/a";
+            String v = verdict(m.validCpu(), m.carried(), m.cpuLateFraction());
+            sb.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %.3f | %.3f | %d | %.2f%% | %s | %s / %s | %s / %s | %s | %s |%n",
+                    e.getKey(), m.files.size(), fmt(m.sum("offeredGbps")), fmt(m.sum("completedGbps")), m.callsFraction(), m.bytesFraction(),
+                    (long) m.sum("failures"), 100 * m.cpuLateFraction(), held,
+                    fmt(LoadRecorder.pct(m.slowdown[0], 50, LoadRecorder.SLOWDOWN_SCALE)), fmt(LoadRecorder.pct(m.slowdown[0], 99, LoadRecorder.SLOWDOWN_SCALE)),
+                    fmt(LoadRecorder.pct(m.ownSlowdown[0], 50, LoadRecorder.SLOWDOWN_SCALE)), fmt(LoadRecorder.pct(m.ownSlowdown[0], 99, LoadRecorder.SLOWDOWN_SCALE)),
+                    fmt(LoadRecorder.pct(m.rtt[0], 99, 1000)), v.isEmpty() ? "ok" : "**" + v + "**"));
         }
         boolean both = runs.size() == 2;
-        sb.append("\n| bucket | sizes (B) | CDF | calls (homa/tcp) | Homa p50 | Homa p99 | TCP p50 | TCP p99 |").append(both ? " TCP/Homa p50 | TCP/Homa p99 |" : "").append('\n');
-        sb.append("|---|---|---|---|---|---|---|---|").append(both ? "---|---|" : "").append('\n');
+        sb.append("\n| bucket | sizes (B) | CDF | calls (homa/tcp) | Homa p50 | Homa p99 | TCP p50 | TCP p99 |")
+                .append(both ? " TCP/Homa p50 | TCP/Homa p99 |" : "").append(" Homa p99 own base | TCP p99 own base |\n");
+        sb.append("|---|---|---|---|---|---|---|---|").append(both ? "---|---|" : "").append("---|---|\n");
         for (Object o : comparison) {
             @SuppressWarnings("unchecked")
             Map<String, Object> r = (Map<String, Object>) o;
@@ -253,9 +389,15 @@ public final class LoadReportCommand implements Callable<Integer> {
             if (both) {
                 sb.append(String.format(Locale.ROOT, " %s | %s |", fmt(num(r.get("tcpOverHomaP50"))), fmt(num(r.get("tcpOverHomaP99")))));
             }
-            sb.append('\n');
+            sb.append(String.format(Locale.ROOT, " %s | %s |%n", fmt(num(r.get("homaP99OwnSlowdown"))), fmt(num(r.get("tcpP99OwnSlowdown")))));
         }
-        sb.append("\nSlowdowns are RTT / (base RTT + length x 8 / link rate); bucket 1 holds the shortest 10% of messages.\n");
+        sb.append("\nSlowdowns are RTT / (base RTT + length x 8 / link rate), with the shared base (the smaller unloaded RTT)"
+                + " unless marked \"own base\" (the protocol's own unloaded RTT); bucket 1 holds the shortest 10% of messages."
+                + String.format(Locale.ROOT, " CPU-late: the load generator called the transport more than 1 ms after the send's scheduled time"
+                + " because its thread did not run; a run is invalid above %.0f%% of sends. TCP sends held: after the event loop took the request up,"
+                + " its first byte waited more than 1 ms behind earlier bytes on its connection (a full socket send buffer), part of TCP's"
+                + " latency; Homa's own queues are not visible per call. A protocol that completed less than %.0f%% of its offered calls or bytes did not carry the load, and its"
+                + " slowdowns describe only the calls that completed.%n", 100 * SendLateness.CPU_LATE_LIMIT, 100 * SUSTAINED));
         return sb.toString();
     }
 
@@ -267,29 +409,51 @@ public final class LoadReportCommand implements Callable<Integer> {
         double[] tickX = new double[comparison.size()];
         String[] labels = new String[comparison.size()];
         List<SlowdownChart.Series> series = new ArrayList<>();
-        Map<String, double[]> ys = new LinkedHashMap<>();
-        for (String p : runs.keySet()) {
-            ys.put(p, new double[comparison.size()]);
-        }
+        List<SlowdownChart.Note> notes = new ArrayList<>();
         for (int i = 0; i < comparison.size(); i++) {
             @SuppressWarnings("unchecked")
             Map<String, Object> r = (Map<String, Object>) comparison.get(i);
             tickX[i] = num(r.get("cdf"));
             labels[i] = SlowdownChart.size(num(r.get("maxLength")));
-            for (String p : runs.keySet()) {
-                ys.get(p)[i] = num(r.get(p + "P99Slowdown"));
+        }
+        for (Map.Entry<String, Merged> e : runs.entrySet()) {
+            String p = e.getKey();
+            Merged m = e.getValue();
+            String color = p.equals("homa") ? "#1f77b4" : "#d62728";
+            String name = protocolName(p);
+            String v = verdict(m.validCpu(), m.carried(), m.cpuLateFraction());
+            String mark = v.isEmpty() ? "" : " (!)";
+            series.add(new SlowdownChart.Series(name + " p99" + mark, color, tickX, column(comparison, p + "P99Slowdown"), false));
+            if (Double.isFinite(m.unloadedRttUs())) {
+                series.add(new SlowdownChart.Series(name + " p99, own base " + fmt(m.unloadedRttUs()) + " us" + mark, color, tickX,
+                        column(comparison, p + "P99OwnSlowdown"), true));
+            }
+            notes.add(new SlowdownChart.Note(String.format(Locale.ROOT, "%s: completed %.3f of calls, %.3f of bytes, %d failures, %.1f%% sends CPU-late",
+                    name, m.callsFraction(), m.bytesFraction(), (long) m.sum("failures"), 100 * m.cpuLateFraction()), false));
+            if (!v.isEmpty()) {
+                for (String part : v.split("; ")) { // one line each: the chart is 760 px wide
+                    notes.add(new SlowdownChart.Note("(!) " + name + ": " + part, true));
+                }
             }
         }
-        for (String p : runs.keySet()) {
-            series.add(new SlowdownChart.Series(p.equals("homa") ? "Homa p99" : "TCP p99", p.equals("homa") ? "#1f77b4" : "#d62728", tickX, ys.get(p)));
+        return SlowdownChart.svg(title, series, tickX, labels, notes);
+    }
+
+    private static double[] column(List<Object> rows, String key) {
+        double[] y = new double[rows.size()];
+        for (int i = 0; i < y.length; i++) {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> r = (Map<String, Object>) rows.get(i);
+            y[i] = num(r.get(key));
         }
-        return SlowdownChart.svg(title, series, tickX, labels);
+        return y;
     }
 
     @SuppressWarnings("unchecked")
     private int sweep() throws IOException {
         List<Object> rows = new ArrayList<>();
-        StringBuilder md = new StringBuilder("| load | protocol | offered Gbit/s | completed Gbit/s | completed/offered calls | completed/offered bytes | failures | short p99 slowdown |\n|---|---|---|---|---|---|---|---|\n");
+        StringBuilder md = new StringBuilder("| load | protocol | offered Gbit/s | completed Gbit/s | completed/offered calls | completed/offered bytes"
+                + " | failures | short p99 slowdown | short p99 own-base slowdown | CPU-late sends | verdict |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
         Map<String, Double> highest = new LinkedHashMap<>();
         for (Path dir : sweep) {
             Map<String, Object> r = (Map<String, Object>) JsonParser.parse(Files.readString(dir.resolve("report.json"), StandardCharsets.UTF_8));
@@ -314,8 +478,12 @@ public final class LoadReportCommand implements Callable<Integer> {
                 row.putAll(s);
                 row.put("sustained", kept);
                 rows.add(row);
-                md.append(String.format(Locale.ROOT, "| %.0f%% | %s | %s | %s | %.3f | %.3f | %d | %s |%n", 100 * load, e.getKey(), fmt(num(s.get("offeredGbps"))),
-                        fmt(num(s.get("completedGbps"))), ratio, byteRatio, (long) num(s.get("failures")), fmt(num(s.get("shortP99Slowdown")))));
+                double cpuLate = num(s.get("cpuLateFraction"));
+                String v = verdict(!Double.isFinite(cpuLate) || SendLateness.valid(cpuLate), ratio >= SUSTAINED && byteRatio >= SUSTAINED, cpuLate);
+                md.append(String.format(Locale.ROOT, "| %.0f%% | %s | %s | %s | %.3f | %.3f | %d | %s | %s | %s | %s |%n", 100 * load, e.getKey(), fmt(num(s.get("offeredGbps"))),
+                        fmt(num(s.get("completedGbps"))), ratio, byteRatio, (long) num(s.get("failures")), fmt(num(s.get("shortP99Slowdown"))),
+                        fmt(num(s.get("shortP99OwnSlowdown"))), Double.isFinite(cpuLate) ? String.format(Locale.ROOT, "%.2f%%", 100 * cpuLate) : "-",
+                        v.isEmpty() ? "ok" : "**" + v + "**"));
             }
         }
         md.append("\nHighest load sustained (completed calls and bytes >= ").append((int) (SUSTAINED * 100)).append("% of offered, failures <= 1%): ");

@@ -14,6 +14,27 @@ public interface LoadTransport extends AutoCloseable {
      */
     CompletableFuture<Integer> call(InetSocketAddress server, int length, int responseLength);
 
+    /**
+     * As {@link #call(InetSocketAddress, int, int)}; a transport that can see when the request
+     * leaves its own queue tells {@code observer} (on its I/O thread, at most once). The default
+     * tells nothing (Homa: its engine's queues are not visible per call).
+     */
+    default CompletableFuture<Integer> call(InetSocketAddress server, int length, int responseLength, SendObserver observer) {
+        return call(server, length, responseLength);
+    }
+
+    /**
+     * Told when a request was taken up by the transport's I/O thread and when the kernel could
+     * start taking its bytes (later when earlier requests' bytes were still waiting for room).
+     */
+    @FunctionalInterface
+    interface SendObserver {
+        SendObserver NONE = (ioStartNanos, startedNanos) -> { };
+
+        /** Both times are {@link System#nanoTime()}. */
+        void sent(long ioStartNanos, long startedNanos);
+    }
+
     /** The transport's own counters (for Homa: the engine's and the shell's), for the results. */
     default java.util.Map<String, Object> metrics() {
         return java.util.Map.of();

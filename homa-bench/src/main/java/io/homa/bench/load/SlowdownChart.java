@@ -8,20 +8,29 @@ import java.util.Locale;
  * cumulative fraction of messages (each bucket at its CDF position, labelled with its largest size).
  */
 final class SlowdownChart {
-    /** One series: x = CDF positions (0..1), y = slowdowns, labels = sizes at the x positions. */
-    record Series(String name, String color, double[] x, double[] y) {
+    /** One series: x = CDF positions (0..1), y = slowdowns; a dashed line for a second basis. */
+    record Series(String name, String color, double[] x, double[] y, boolean dashed) {
+    }
+
+    /** A line of text under the legend (what each curve rests on); {@code warn} draws it in red. */
+    record Note(String text, boolean warn) {
     }
 
     private SlowdownChart() {
     }
 
     static String svg(String title, List<Series> series, double[] tickX, String[] tickLabels) {
+        return svg(title, series, tickX, tickLabels, List.of());
+    }
+
+    /** The chart, with {@code notes} printed below the plot (each protocol's completion and validity). */
+    static String svg(String title, List<Series> series, double[] tickX, String[] tickLabels, List<Note> notes) {
         int w = 760;
-        int h = 460;
+        int h = 460 + 18 * notes.size();
         int left = 70;
         int right = 20;
         int top = 50;
-        int bottom = 90;
+        int bottom = 90 + 18 * notes.size();
         int pw = w - left - right;
         int ph = h - top - bottom;
         double maxY = 1;
@@ -59,7 +68,12 @@ final class SlowdownChart {
         }
         sb.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#333\"/>%n", left, top, pw, ph));
         sb.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">Message size in bytes (x position: cumulative fraction of messages, 0 to 1)</text>%n",
-                left + pw / 2, h - 12));
+                left + pw / 2, top + ph + 78));
+        for (int i = 0; i < notes.size(); i++) {
+            Note n = notes.get(i);
+            sb.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" fill=\"%s\"%s>%s</text>%n", left, top + ph + 100 + 18 * i,
+                    n.warn ? "#c00000" : "#333", n.warn ? " font-weight=\"bold\"" : "", esc(n.text)));
+        }
         sb.append(String.format(Locale.ROOT, "<text x=\"18\" y=\"%d\" text-anchor=\"middle\" transform=\"rotate(-90 18 %d)\">p99 slowdown (log)</text>%n",
                 top + ph / 2, top + ph / 2));
         // series
@@ -76,10 +90,11 @@ final class SlowdownChart {
                 pts.append(String.format(Locale.ROOT, "%.1f,%.1f ", x, y));
                 dots.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>%n", x, y, s.color));
             }
-            sb.append(String.format(Locale.ROOT, "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>%n", pts.toString().trim(), s.color));
+            String dash = s.dashed ? " stroke-dasharray=\"6 4\"" : "";
+            sb.append(String.format(Locale.ROOT, "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s/>%n", pts.toString().trim(), s.color, dash));
             sb.append(dots);
             int ly = top + 16 + li * 18;
-            sb.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\"/>%n", left + 12, ly, left + 36, ly, s.color));
+            sb.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\"%s/>%n", left + 12, ly, left + 36, ly, s.color, dash));
             sb.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\">%s</text>%n", left + 42, ly + 4, esc(s.name)));
             li++;
         }

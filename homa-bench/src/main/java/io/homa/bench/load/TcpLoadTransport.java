@@ -7,6 +7,7 @@ import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
@@ -101,6 +102,8 @@ public final class TcpLoadTransport implements LoadTransport {
         final Map<Long, Pending> pending = new ConcurrentHashMap<>();
         final AtomicLong outstanding = new AtomicLong();
         volatile Channel channel;
+        /** The latest write on this connection (its event loop only). */
+        ChannelFuture lastWrite;
 
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, ByteBuf frame) {
@@ -122,12 +125,17 @@ public final class TcpLoadTransport implements LoadTransport {
             ctx.close();
         }
 
+        void fail(long id, Throwable t) {
+            Pending gone = pending.remove(id);
+            if (gone != null) {
+                outstanding.addAndGet(-gone.bytes);
+                gone.future.completeExceptionally(t);
+            }
+        }
+
         void failAll(Throwable t) {
             for (Long id : pending.keySet()) {
-                Pending p = pending.remove(id);
-                if (p != null) {
-                    p.future.completeExceptionally(t);
-                }
+                fail(id, t);
             }
         }
     }
@@ -175,6 +183,18 @@ public final class TcpLoadTransport implements LoadTransport {
 
     @Override
     public CompletableFuture<Integer> call(InetSocketAddress server, int length, int responseLength) {
+        return call(server, length, responseLength, SendObserver.NONE);
+    }
+
+    /**
+     * Sends on the least-loaded connection. The write is handed to the connection's event loop
+     * explicitly (as {@code writeAndFlush} from another thread would) so that {@code observer}
+     * learns when the loop took it up and when the kernel could start taking its bytes: at once,
+     * or when the earlier writes on that connection were all in the kernel (a connection writes
+     * in order). The time between is the wait behind a full socket send buffer.
+     */
+    @Override
+    public CompletableFuture<Integer> call(InetSocketAddress server, int length, int responseLength, SendObserver observer) {
         Conn[] conns;
         try {
             conns = pool(server);
@@ -196,21 +216,28 @@ public final class TcpLoadTransport implements LoadTransport {
         best.pending.put(id, p);
         best.outstanding.addAndGet(p.bytes);
         Channel ch = best.channel;
-        ByteBuf frame = ch.alloc().directBuffer(TcpFrames.HEADER + len);
-        frame.writeInt(TcpFrames.ID_FIELD + len);
-        frame.writeLong(id);
-        frame.writeInt(responseLength);
-        frame.writeZero(len - 4);
         Conn owner = best;
-        ch.writeAndFlush(frame).addListener(f -> {
-            if (!f.isSuccess()) {
-                Pending gone = owner.pending.remove(id);
-                if (gone != null) {
-                    owner.outstanding.addAndGet(-gone.bytes);
-                    gone.future.completeExceptionally(f.cause());
-                }
+        NettyIo.onLoop(ch.eventLoop(), () -> {
+            long ioStart = System.nanoTime();
+            ByteBuf frame = ch.alloc().directBuffer(TcpFrames.HEADER + len);
+            frame.writeInt(TcpFrames.ID_FIELD + len);
+            frame.writeLong(id);
+            frame.writeInt(responseLength);
+            frame.writeZero(len - 4);
+            ChannelFuture ahead = owner.lastWrite;
+            ChannelFuture written = ch.writeAndFlush(frame);
+            owner.lastWrite = written;
+            if (ahead == null || ahead.isDone()) {
+                observer.sent(ioStart, ioStart);
+            } else {
+                ahead.addListener(f -> observer.sent(ioStart, System.nanoTime()));
             }
-        });
+            written.addListener(f -> {
+                if (!f.isSuccess()) {
+                    owner.fail(id, f.cause());
+                }
+            });
+        }, () -> owner.fail(id, new IllegalStateException("transport closed")));
         return p.future;
     }
 

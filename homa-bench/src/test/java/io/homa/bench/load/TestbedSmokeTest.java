@@ -11,11 +11,14 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
@@ -48,6 +51,12 @@ class TestbedSmokeTest {
                 assertEquals(0, code);
                 assertTrue(Files.size(dir.resolve("report/report.md")) > 0);
                 assertTrue(Files.readString(dir.resolve("report/slowdown.svg")).contains("<svg"));
+                @SuppressWarnings("unchecked")
+                Map<String, Object> report = (Map<String, Object>) JsonParser.parse(Files.readString(dir.resolve("report/report.json")));
+                @SuppressWarnings("unchecked")
+                Map<String, Object> unloaded = (Map<String, Object>) report.get("unloadedRttUs");
+                assertEquals(150.0, ((Number) unloaded.get("homa")).doubleValue());
+                assertTrue(report.containsKey("valid"), "the report states whether the run measured the network");
             } finally {
                 run(testbed, 60, "down");
             }
@@ -59,7 +68,8 @@ class TestbedSmokeTest {
     private void runNodes(String protocol, Path out) throws Exception {
         int port = protocol.equals("homa") ? 4000 : 4001;
         String servers = SUBNET + ".1:" + port + "," + SUBNET + ".2:" + port;
-        long startAt = System.currentTimeMillis() + 3000;
+        Files.createDirectories(out);
+        Path startFile = out.resolve("start");
         List<Process> nodes = new ArrayList<>();
         try {
             for (int i = 1; i <= 2; i++) {
@@ -69,11 +79,13 @@ class TestbedSmokeTest {
                         "--protocol", protocol, "--bind", SUBNET + "." + i + ":" + port, "--servers", servers,
                         "--workload", "w4", "--truncate", "100000", "--gbps", "0.005", "--one-way",
                         "--duration", "2s", "--warmup", "1s", "--drain", "5s", "--linger", "1s",
-                        "--link-gbps", "0.1", "--base-rtt-us", "100", "--start-at", String.valueOf(startAt),
+                        "--link-gbps", "0.1", "--base-rtt-us", "100", "--own-base-rtt-us", protocol.equals("homa") ? "150" : "100",
+                        "--start-file", startFile.toString(),
                         "--out", out.resolve("node-" + i + ".json").toString()));
                 nodes.add(new ProcessBuilder(cmd).redirectErrorStream(true)
                         .redirectOutput(out.resolveSibling(protocol + "-node-" + i + ".log").toFile()).start());
             }
+            releaseWhenReady(startFile, nodes);
             for (Process p : nodes) {
                 assertTrue(p.waitFor(60, TimeUnit.SECONDS), protocol + " load-node did not finish in 60 s");
                 assertEquals(0, p.exitValue(), protocol + " load-node failed");
@@ -91,7 +103,35 @@ class TestbedSmokeTest {
             Map<String, Object> summary = (Map<String, Object>) json.get("summary");
             assertTrue(((Number) summary.get("completedCalls")).longValue() > 0, protocol + " completed no calls: " + summary);
             assertEquals(0, ((Number) summary.get("failures")).longValue(), protocol + " had failures: " + summary);
+            long completed = ((Number) summary.get("completedCalls")).longValue();
+            long observed = ((Number) summary.get("sendsObservedInTransport")).longValue();
+            if (protocol.equals("tcp")) {
+                assertTrue(observed >= completed, "every completed TCP call was seen leaving the transport: " + summary);
+            } else {
+                assertEquals(0, observed, "Homa's queues are not observable per call: " + summary);
+            }
+            assertTrue(summary.containsKey("sendsCpuLateOver1ms") && summary.containsKey("validCpu"), summary.toString());
         }
+    }
+
+    /** The start barrier, as scripts/experiment runs it: once every node is ready, the start time. */
+    private static void releaseWhenReady(Path startFile, List<Process> nodes) throws IOException {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (true) {
+            long ready;
+            try (Stream<Path> s = Files.list(startFile.getParent())) {
+                ready = s.filter(f -> f.getFileName().toString().startsWith("start.ready.")).count();
+            }
+            if (ready == nodes.size()) {
+                break;
+            }
+            assertTrue(nodes.stream().allMatch(Process::isAlive), "a load-node exited before the start");
+            assertTrue(System.nanoTime() < until, "only " + ready + " of " + nodes.size() + " load-nodes ready after 60 s");
+            LockSupport.parkNanos(50_000_000L);
+        }
+        Path tmp = startFile.resolveSibling("start.tmp");
+        Files.writeString(tmp, String.valueOf(System.currentTimeMillis() + 500), StandardCharsets.UTF_8);
+        Files.move(tmp, startFile, StandardCopyOption.ATOMIC_MOVE);
     }
 
     private static Path findTestbed() {
