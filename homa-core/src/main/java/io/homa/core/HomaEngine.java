@@ -114,12 +114,10 @@ public final class HomaEngine {
         this.unscheduledLimit = cfg.unscheduledLimit();
         this.ourCutoffs = cfg.unscheduledCutoffs();
         this.grants = new GrantScheduler(cfg);
-        this.senders = new SenderQueue(cfg.fifoSchedulingForTests);
+        this.senders = new SenderQueue(cfg.fifoSendOrderForTests);
         this.pacer = new Pacer(cfg);
-        int shardBits = Integer.numberOfTrailingZeros(cfg.idShardCount);
-        this.idStep = 2L << shardBits;
-        long start = new SplittableRandom(randomSeed).nextLong();
-        this.nextId = (start & -idStep) | ((long) cfg.idShard << 1);
+        this.idStep = RpcIds.step(cfg.idShardCount);
+        this.nextId = RpcIds.first(new SplittableRandom(randomSeed).nextLong(), cfg.idShard, cfg.idShardCount);
     }
 
     public EngineConfig config() {
@@ -526,7 +524,7 @@ public final class HomaEngine {
             in = new IncomingMessage(rpc, length, seq++);
             in.granted = granted;
             rpc.in = in;
-            grants.totalIncoming += in.outstanding();
+            grants.track(in);
             charge(rpc.peer, in.footprint());
         }
         int added = 0;
@@ -535,7 +533,7 @@ public final class HomaEngine {
             long footprintBefore = in.footprint();
             added = in.write(offset, buf, pkt.payloadOffset, n);
             charge(rpc.peer, in.footprint() - footprintBefore);
-            grants.totalIncoming += in.outstanding() - before;
+            grants.received(in, before);
             if (added < 0) {
                 drop(DropReason.BUFFER_LIMIT); // too fragmented; the gap is asked for again later
             } else if (added == 0) {
@@ -626,8 +624,7 @@ public final class HomaEngine {
 
     private IncomingMessage releaseIncoming(Rpc rpc) {
         IncomingMessage in = rpc.in;
-        grants.remove(in);
-        grants.totalIncoming -= in.outstanding();
+        grants.forget(in);
         charge(rpc.peer, -in.footprint());
         rpc.in = null;
         return in;
@@ -948,7 +945,7 @@ public final class HomaEngine {
     }
 
     int unscheduledPriority(Peer peer, int length) {
-        if (cfg.fifoSchedulingForTests) {
+        if (cfg.unscheduledAtLevelZeroForTests) {
             return 0;
         }
         if (peer.cutoffs == null) {
@@ -1058,7 +1055,7 @@ public final class HomaEngine {
             // Everything we granted has arrived: the sender waits for our grants. Tell it we live,
             // often enough that it never times out (it gives up only after timeoutTicks of silence
             // from the whole peer), not every few ticks: SRPT may starve a long message for
-            // seconds, and a keep-alive per waiting message per resendInterval was most of the
+            // seconds, and a keep-alive per waiting message per resendIntervalTicks was most of the
             // control traffic of a loaded W4 run.
             rpc.silentTicks = 0;
             if (++rpc.waitTicks >= keepAliveTicks() && peer.busyLeft > 0 && timerBudget(WireFormat.BARE_LENGTH)) {
@@ -1126,7 +1123,7 @@ public final class HomaEngine {
 
     /** How often a receiver starving a message (SRPT) tells its sender that it is alive. */
     private int keepAliveTicks() {
-        return Math.max(cfg.resendInterval, cfg.timeoutTicks / MIN_ASKS_PER_TIMEOUT);
+        return Math.max(cfg.resendIntervalTicks, cfg.timeoutTicks / MIN_ASKS_PER_TIMEOUT);
     }
 
     /**
@@ -1158,7 +1155,7 @@ public final class HomaEngine {
     }
 
     /**
-     * Whether the RPC may ask again: the first ask after silence, then after resendInterval (or
+     * Whether the RPC may ask again: the first ask after silence, then after resendIntervalTicks (or
      * the round-trip timeout, if longer), doubled for each ask that brought no progress (as TCP
      * backs off its retransmission timer) so an overloaded path is not fed ever more requests.
      */
@@ -1166,8 +1163,8 @@ public final class HomaEngine {
         if (rpc.asks == 0) {
             return true;
         }
-        long interval = (long) Math.max(cfg.resendInterval, rto) << Math.min(rpc.asks - 1, MAX_ASK_BACKOFF_SHIFT);
-        return tick - rpc.lastAskTick >= Math.min(interval, Math.max(cfg.resendInterval, cfg.timeoutTicks / MIN_ASKS_PER_TIMEOUT));
+        long interval = (long) Math.max(cfg.resendIntervalTicks, rto) << Math.min(rpc.asks - 1, MAX_ASK_BACKOFF_SHIFT);
+        return tick - rpc.lastAskTick >= Math.min(interval, Math.max(cfg.resendIntervalTicks, cfg.timeoutTicks / MIN_ASKS_PER_TIMEOUT));
     }
 
     private void asked(Rpc rpc) {
@@ -1411,7 +1408,7 @@ public final class HomaEngine {
 
     /** Bytes granted or unscheduled but not yet received, over all incoming messages. */
     public long incomingBytes() {
-        return grants.totalIncoming;
+        return grants.incoming();
     }
 
     /**
@@ -1463,7 +1460,7 @@ public final class HomaEngine {
      */
     public boolean isQuiescent() {
         if (liveRpcs() != 0 || !control.isEmpty() || !events.isEmpty() || bufferedBytes != 0 || outgoingBytes != 0
-                || grants.totalIncoming != 0 || grants.size() != 0 || senders.size() != 0) {
+                || grants.incoming() != 0 || grants.size() != 0 || senders.size() != 0) {
             return false;
         }
         for (Peer p : peers.values()) {
@@ -1478,7 +1475,7 @@ public final class HomaEngine {
     public String describe() {
         return "rpcs=" + clientRpcs.size() + "c/" + serverRpcCount + "s buffered=" + bufferedBytes
                 + " outgoing=" + outgoingBytes
-                + " incoming=" + grants.totalIncoming + " grantable=" + grants.size()
+                + " incoming=" + grants.incoming() + " grantable=" + grants.size()
                 + " sendq=" + senders.size() + " control=" + control.size() + " events=" + events.size()
                 + " tombstones=" + tombstones() + " peers=" + peers.size();
     }

@@ -7,6 +7,8 @@ package io.homa.core;
  * queue. Short messages and control packets are never held back (but still count).
  */
 final class Pacer {
+    /** Picoseconds one byte takes on a 1 Mbit/s link: 8 bits of 1 us (10^6 ps) each. */
+    private static final long PICOS_PER_BYTE_AT_ONE_MBPS = 8_000_000L;
     private final boolean enabled;
     private final long maxQueueNanos;
     private final long picosPerByte;
@@ -17,9 +19,9 @@ final class Pacer {
     private boolean used;
 
     Pacer(EngineConfig cfg) {
-        this.enabled = cfg.pacerEnabled && !cfg.fifoSchedulingForTests;
+        this.enabled = cfg.pacerEnabled;
         this.maxQueueNanos = cfg.maxNicQueueNanos;
-        this.picosPerByte = Math.max(1, 8_000_000L / cfg.linkMbps);
+        this.picosPerByte = Math.max(1, PICOS_PER_BYTE_AT_ONE_MBPS / cfg.linkMbps);
         this.throttleMinBytes = cfg.throttleMinBytes;
     }
 

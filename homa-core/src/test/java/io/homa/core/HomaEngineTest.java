@@ -699,7 +699,7 @@ class HomaEngineTest {
 
     @Test
     void senderFifoTestMode__olderMessageFirst() {
-        HomaEngine e = new HomaEngine(CFG.toBuilder().fifoSchedulingForTests(true).maxGsoSegments(1).build(), 1);
+        HomaEngine e = new HomaEngine(CFG.toBuilder().fifoBaselineForTests().maxGsoSegments(1).build(), 1);
         InetSocketAddress s = new InetSocketAddress("127.0.0.1", 9);
         long longId = e.startRequest(0, s, bytes(30_000));
         e.startRequest(0, s, bytes(3_000));
