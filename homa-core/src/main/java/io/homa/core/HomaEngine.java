@@ -21,12 +21,12 @@ import java.util.Objects;
  * <p>Not thread-safe: one thread drives an engine. Time is any monotonic nanosecond clock, passed
  * in with every call. Bad datagrams are counted by {@link DropReason} and never throw.
  *
- * <p>This class wires the mechanisms together, one file each (see docs/protocol.md): the RPCs and
- * peers ({@link RpcTable}), DATA in ({@link IncomingData}) and out ({@link OutgoingData}), memory
- * ({@link MemoryLimits}), grants ({@link GrantScheduler}), the sender's order and pace
- * ({@link SenderQueue}, {@link Pacer}), priorities ({@link Priorities}), acks ({@link Acks}) and
- * the timer ({@link RpcTimer}). It takes the commands, dispatches packets, decides what is sent
- * first, keeps the deadlines and answers questions about its state.
+ * <p>This class wires the mechanisms together, one (package-private) file each, see
+ * docs/protocol.md: the RPCs and peers ({@code RpcTable}), DATA in ({@code IncomingData}) and out
+ * ({@code OutgoingData}), memory ({@code MemoryLimits}), grants ({@code GrantScheduler}), the
+ * sender's order and pace ({@code SenderQueue}, {@code Pacer}), priorities ({@code Priorities}),
+ * acks ({@code Acks}) and the timer ({@code RpcTimer}). It takes the commands, dispatches packets,
+ * decides what is sent first, keeps the deadlines and answers questions about its state.
  */
 public final class HomaEngine {
     private final EngineConfig cfg;
@@ -74,9 +74,7 @@ public final class HomaEngine {
         this.timer = new RpcTimer(cfg, counters, clock, rpcs, control, acks, priorities);
     }
 
-    public EngineConfig config() {
-        return cfg;
-    }
+    public EngineConfig config() { return cfg; }
 
     /** Who hears when an outgoing payload is no longer read (see {@link PayloadReleaseListener}). */
     public void setPayloadReleaseListener(PayloadReleaseListener listener) {
@@ -202,14 +200,10 @@ public final class HomaEngine {
     // ------------------------------------------------------------------ outputs
 
     /** Whether {@link #pollEvent()} has something. */
-    public boolean hasEvents() {
-        return !events.isEmpty();
-    }
+    public boolean hasEvents() { return !events.isEmpty(); }
 
     /** The next event, or {@code null}. */
-    public EngineEvent pollEvent() {
-        return events.poll();
-    }
+    public EngineEvent pollEvent() { return events.poll(); }
 
     /**
      * Writes the next datagram(s) to send into {@code out} at its position (advancing it) and
@@ -260,9 +254,7 @@ public final class HomaEngine {
      * When {@link #onTimer} should next be called (ns), or {@link Long#MAX_VALUE} if never. A
      * call earlier than this is harmless.
      */
-    public long nextDeadline() {
-        return Math.min(clock.nextTickAt(), pacerWakeAt);
-    }
+    public long nextDeadline() { return Math.min(clock.nextTickAt(), pacerWakeAt); }
 
     // ------------------------------------------------------------------ inputs
 
@@ -292,76 +284,33 @@ public final class HomaEngine {
             return;
         }
         counters.add(Counter.BYTES_RECEIVED, datagram.remaining());
+        counters.bump(Counter.received(p.type));
         switch (p.type) {
-            case DATA -> {
-                counters.bump(Counter.PACKETS_RECEIVED_DATA);
-                incoming.onData(now, from, datagram, p);
-            }
-            case GRANT -> {
-                counters.bump(Counter.PACKETS_RECEIVED_GRANT);
-                outgoing.onGrant(from, p);
-            }
-            case RESEND -> {
-                counters.bump(Counter.PACKETS_RECEIVED_RESEND);
-                outgoing.onResend(from, p);
-            }
-            case RPC_UNKNOWN -> {
-                counters.bump(Counter.PACKETS_RECEIVED_RPC_UNKNOWN);
-                outgoing.onRpcUnknown(from, p);
-            }
-            case BUSY -> {
-                counters.bump(Counter.PACKETS_RECEIVED_BUSY);
-                onBusy(from, p);
-            }
-            case CUTOFFS -> {
-                counters.bump(Counter.PACKETS_RECEIVED_CUTOFFS);
-                priorities.onCutoffs(from, p);
-            }
-            case NEED_ACK -> {
-                counters.bump(Counter.PACKETS_RECEIVED_NEED_ACK);
-                acks.onNeedAck(from, p.senderId);
-            }
-            case ACK -> {
-                counters.bump(Counter.PACKETS_RECEIVED_ACK);
-                acks.onAck(from, p);
-            }
-        }
-    }
-
-    /** BUSY: the peer is alive and working on the RPC; its silence starts over. */
-    private void onBusy(InetSocketAddress from, DecodedPacket p) {
-        Rpc rpc = rpcs.controlTarget(from, p.senderId);
-        if (rpc != null) {
-            rpc.silentTicks = 0;
-        } else {
-            counters.drop(rpcs.whyMissing(from, p.senderId));
+            case DATA -> incoming.onData(now, from, datagram, p);
+            case GRANT -> outgoing.onGrant(from, p);
+            case RESEND -> outgoing.onResend(from, p);
+            case RPC_UNKNOWN -> outgoing.onRpcUnknown(from, p);
+            case BUSY -> timer.onBusy(from, p);
+            case CUTOFFS -> priorities.onCutoffs(from, p);
+            case NEED_ACK -> acks.onNeedAck(from, p.senderId);
+            case ACK -> acks.onAck(from, p);
         }
     }
 
     // ------------------------------------------------------------------ introspection
 
     /** A counter's value. */
-    public long counter(Counter c) {
-        return counters.get(c);
-    }
+    public long counter(Counter c) { return counters.get(c); }
 
     /** Datagrams dropped for {@code reason}. */
-    public long drops(DropReason reason) {
-        return counters.drops(reason);
-    }
+    public long drops(DropReason reason) { return counters.drops(reason); }
 
     /** Live client plus server RPCs. */
-    public int liveRpcs() {
-        return rpcs.liveRpcs();
-    }
+    public int liveRpcs() { return rpcs.liveRpcs(); }
 
-    public int liveClientRpcs() {
-        return rpcs.clientRpcCount();
-    }
+    public int liveClientRpcs() { return rpcs.clientRpcCount(); }
 
-    public int liveServerRpcs() {
-        return rpcs.serverRpcCount();
-    }
+    public int liveServerRpcs() { return rpcs.serverRpcCount(); }
 
     /** Live server RPCs for requests from one peer address: what {@code maxServerRpcsPerPeer} limits. */
     public int liveServerRpcs(InetSocketAddress peer) {
@@ -374,9 +323,7 @@ public final class HomaEngine {
      * engine's bookkeeping for each (an estimate, see docs/security.md). What
      * {@code maxBufferedBytes} limits. Delivered messages no longer count.
      */
-    public long bufferedBytes() {
-        return limits.bufferedBytes();
-    }
+    public long bufferedBytes() { return limits.bufferedBytes(); }
 
     /** The same, for the messages from one peer address: what {@code maxBufferedBytesPerPeer} limits. */
     public long bufferedBytes(InetSocketAddress peer) {
@@ -385,33 +332,23 @@ public final class HomaEngine {
     }
 
     /** The highest {@link #bufferedBytes()} ever reached by this engine. */
-    public long bufferedBytesHighWater() {
-        return limits.bufferedBytesHighWater();
-    }
+    public long bufferedBytesHighWater() { return limits.bufferedBytesHighWater(); }
 
     /** The highest {@link #bufferedBytes(InetSocketAddress)} ever reached by any one peer. */
-    public long peerBufferedBytesHighWater() {
-        return limits.peerBufferedBytesHighWater();
-    }
+    public long peerBufferedBytesHighWater() { return limits.peerBufferedBytesHighWater(); }
 
     /**
      * Bytes of outgoing messages the engine holds (requests and responses from
      * {@code startRequest}/{@code respond} until their payload is released): what
      * {@code maxOutgoingBytes} limits.
      */
-    public long outgoingBytes() {
-        return limits.outgoingBytes();
-    }
+    public long outgoingBytes() { return limits.outgoingBytes(); }
 
     /** The highest {@link #outgoingBytes()} ever reached by this engine. */
-    public long outgoingBytesHighWater() {
-        return limits.outgoingBytesHighWater();
-    }
+    public long outgoingBytesHighWater() { return limits.outgoingBytesHighWater(); }
 
     /** Bytes granted or unscheduled but not yet received, over all incoming messages. */
-    public long incomingBytes() {
-        return grants.incoming();
-    }
+    public long incomingBytes() { return grants.incoming(); }
 
     /**
      * Scheduled bytes (beyond each message's unscheduled prefix) granted and not yet received, an
@@ -420,18 +357,13 @@ public final class HomaEngine {
     public long grantedUnreceivedBytes() {
         long sum = 0;
         for (Rpc r = rpcs.oldestLive(); r != null; r = r.newerLive) {
-            IncomingMessage in = r.in;
-            if (in != null) {
-                sum += Math.max(0, in.granted - Math.max(in.received(), Math.min(in.length, unscheduledLimit)));
-            }
+            sum += r.in == null ? 0 : r.in.scheduledOutstanding(unscheduledLimit);
         }
         return sum;
     }
 
     /** Ids remembered for finished server RPCs (expire after {@code tombstoneTicks}). */
-    public int tombstones() {
-        return rpcs.tombstones();
-    }
+    public int tombstones() { return rpcs.tombstones(); }
 
     /**
      * The smoothed round trip to {@code peer} in ns (a request's last byte to its response's first,
@@ -443,9 +375,7 @@ public final class HomaEngine {
     }
 
     /** Peers known (per-peer state is small and swept when idle). */
-    public int peers() {
-        return rpcs.peerCount();
-    }
+    public int peers() { return rpcs.peerCount(); }
 
     /**
      * True when the engine holds no per-RPC state at all: no RPCs, no queued packets or events, no

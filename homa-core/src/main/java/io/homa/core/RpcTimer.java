@@ -1,7 +1,10 @@
 package io.homa.core;
 
+import io.homa.core.wire.DecodedPacket;
 import io.homa.core.wire.PacketType;
 import io.homa.core.wire.WireFormat;
+
+import java.net.InetSocketAddress;
 
 /**
  * The timer's work on each tick (Linux Homa's homa_timer.c): every live RPC, oldest first, is
@@ -96,6 +99,16 @@ final class RpcTimer {
             acks.flushIfDue(p); // no DATA to this peer carried them in time
         }
         rpcs.sweepIdlePeers();
+    }
+
+    /** BUSY: the peer is alive and working on the RPC; its silence starts over. */
+    void onBusy(InetSocketAddress from, DecodedPacket p) {
+        Rpc rpc = rpcs.controlTarget(from, p.senderId);
+        if (rpc != null) {
+            rpc.silentTicks = 0;
+        } else {
+            counters.drop(rpcs.whyMissing(from, p.senderId));
+        }
     }
 
     /** One tick of silence accounting for one RPC. */
