@@ -6,9 +6,10 @@ import io.homa.core.EngineConfig;
 import io.homa.core.EngineEvent;
 import io.homa.core.HomaEngine;
 import io.homa.core.RpcError;
+import io.homa.core.RpcIds;
 import io.homa.core.Transmit;
 import io.homa.core.wire.DropReason;
-import io.homa.core.wire.PacketType;
+import io.homa.core.wire.PacketDecoder;
 import io.homa.core.wire.WireFormat;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
@@ -362,8 +363,7 @@ final class EngineLoop {
     private void receive(InetSocketAddress from, ByteBuffer bytes) {
         int n = bytes.remaining();
         shell[Shell.DATAGRAMS_RECEIVED.ordinal()]++;
-        boolean data = n > WireFormat.OFF_TYPE
-                && (bytes.get(bytes.position() + WireFormat.OFF_TYPE) & 0xff) == PacketType.DATA.code;
+        boolean data = PacketDecoder.isData(bytes);
         shell[(data ? Shell.BYTES_RECEIVED_DATA : Shell.BYTES_RECEIVED_CONTROL).ordinal()] += n;
         if (closed) {
             return;
@@ -378,10 +378,10 @@ final class EngineLoop {
             return this;
         }
         long senderId = bytes.getLong(bytes.position() + WireFormat.OFF_SENDER_ID);
-        if ((senderId & 1) == 0) {
+        if (RpcIds.isClientId(senderId)) {
             return this; // about a request: a server RPC, kept by the loop that reads that peer
         }
-        return siblings[(int) ((senderId >>> 1) & (siblings.length - 1))];
+        return siblings[RpcIds.shard(senderId, siblings.length)];
     }
 
     private void onReadComplete() {

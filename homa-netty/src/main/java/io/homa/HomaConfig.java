@@ -353,7 +353,7 @@ public final class HomaConfig {
         /** Silent ticks before the receiver asks for missing data (default 5). */
         public Builder resendTicks(int v) { protocol.resendTicks(v); return this; }
         /** Ticks between later RESENDs, at least (default 5). */
-        public Builder resendIntervalTicks(int v) { protocol.resendInterval(v); return this; }
+        public Builder resendIntervalTicks(int v) { protocol.resendIntervalTicks(v); return this; }
         /** Silent ticks before an RPC fails with a timeout (default {@link #DEFAULT_TIMEOUT_TICKS}). */
         public Builder timeoutTicks(int v) { protocol.timeoutTicks(v); return this; }
         /** Times a request is sent again after the server said it does not know it (default {@link #DEFAULT_MAX_RESTARTS}). */

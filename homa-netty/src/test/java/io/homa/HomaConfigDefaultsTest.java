@@ -105,7 +105,7 @@ class HomaConfigDefaultsTest {
         assertEquals(5, e.defaultUnscheduledPriority);
         assertEquals(7_000, e.maxNicQueueNanos);
         assertEquals(900, e.throttleMinBytes);
-        assertEquals(9, e.resendInterval);
+        assertEquals(9, e.resendIntervalTicks);
         assertEquals(6, e.needAckTicks);
         assertEquals(1, e.ackDelayTicks);
         assertEquals(20, e.timerTrafficPercent);

@@ -1,5 +1,7 @@
 package io.homa.core;
 
+import io.homa.core.wire.PacketType;
+
 /** Named counters of one engine (Aeron style: counters, not log lines). */
 public enum Counter {
     PACKETS_SENT_DATA, PACKETS_SENT_GRANT, PACKETS_SENT_RESEND, PACKETS_SENT_RPC_UNKNOWN, PACKETS_SENT_BUSY,
@@ -50,8 +52,20 @@ public enum Counter {
     TICKS;
 
     private static final Counter[] VALUES = values();
+    private static final Counter[] RECEIVED = new Counter[PacketType.values().length];
+
+    static {
+        for (PacketType t : PacketType.values()) {
+            RECEIVED[t.ordinal()] = valueOf("PACKETS_RECEIVED_" + t.name());
+        }
+    }
 
     static Counter[] all() {
         return VALUES;
+    }
+
+    /** The counter of received packets of {@code type}. */
+    static Counter received(PacketType type) {
+        return RECEIVED[type.ordinal()];
     }
 }

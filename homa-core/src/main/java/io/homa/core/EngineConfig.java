@@ -49,7 +49,7 @@ public final class EngineConfig {
     /** Silent ticks before the first RESEND. */
     public final int resendTicks;
     /** Ticks between RESENDs after the first. */
-    public final int resendInterval;
+    public final int resendIntervalTicks;
     /** Silent ticks before an RPC is aborted with a timeout. */
     public final int timeoutTicks;
     /**
@@ -101,11 +101,10 @@ public final class EngineConfig {
     public final int idShardCount;
     /** This engine's index among {@link #idShardCount}; encoded in the low bits of its client ids. */
     public final int idShard;
-    /**
-     * Test-only: schedule sends in arrival order and turn the pacer off, to show what SRPT buys.
-     * Never use it in production.
-     */
-    public final boolean fifoSchedulingForTests;
+    /** Test-only: send messages in the order they were created instead of SRPT. Never in production. */
+    public final boolean fifoSendOrderForTests;
+    /** Test-only: send every unscheduled byte at level 0, ignoring cutoffs. Never in production. */
+    public final boolean unscheduledAtLevelZeroForTests;
 
     private EngineConfig(Builder b) {
         this.maxMessageLength = b.maxMessageLength;
@@ -127,7 +126,7 @@ public final class EngineConfig {
         this.maxGsoSegments = b.maxGsoSegments;
         this.tickNanos = b.tickNanos;
         this.resendTicks = b.resendTicks;
-        this.resendInterval = b.resendInterval;
+        this.resendIntervalTicks = b.resendIntervalTicks;
         this.timeoutTicks = b.timeoutTicks;
         this.needAckTicks = b.needAckTicks;
         this.ackDelayTicks = b.ackDelayTicks;
@@ -142,7 +141,8 @@ public final class EngineConfig {
         this.maxOutgoingBytes = b.maxOutgoingBytes;
         this.idShardCount = b.idShardCount;
         this.idShard = b.idShard;
-        this.fifoSchedulingForTests = b.fifoSchedulingForTests;
+        this.fifoSendOrderForTests = b.fifoSendOrderForTests;
+        this.unscheduledAtLevelZeroForTests = b.unscheduledAtLevelZeroForTests;
     }
 
     private static final EngineConfig DEFAULTS = builder().build();
@@ -178,7 +178,7 @@ public final class EngineConfig {
         b.maxGsoSegments = maxGsoSegments;
         b.tickNanos = tickNanos;
         b.resendTicks = resendTicks;
-        b.resendInterval = resendInterval;
+        b.resendIntervalTicks = resendIntervalTicks;
         b.timeoutTicks = timeoutTicks;
         b.needAckTicks = needAckTicks;
         b.ackDelayTicks = ackDelayTicks;
@@ -193,7 +193,8 @@ public final class EngineConfig {
         b.maxOutgoingBytes = maxOutgoingBytes;
         b.idShardCount = idShardCount;
         b.idShard = idShard;
-        b.fifoSchedulingForTests = fifoSchedulingForTests;
+        b.fifoSendOrderForTests = fifoSendOrderForTests;
+        b.unscheduledAtLevelZeroForTests = unscheduledAtLevelZeroForTests;
         return b;
     }
 
@@ -258,7 +259,7 @@ public final class EngineConfig {
         private int maxGsoSegments = 64;
         private long tickNanos = 1_000_000;
         private int resendTicks = 5;
-        private int resendInterval = 5;
+        private int resendIntervalTicks = 5;
         private int timeoutTicks = 100;
         private int needAckTicks = 4;
         private int ackDelayTicks = 2;
@@ -273,7 +274,8 @@ public final class EngineConfig {
         private long maxOutgoingBytes = 1L << 30;
         private int idShardCount = 1;
         private int idShard = 0;
-        private boolean fifoSchedulingForTests = false;
+        private boolean fifoSendOrderForTests = false;
+        private boolean unscheduledAtLevelZeroForTests = false;
 
         private Builder() {
         }
@@ -298,7 +300,7 @@ public final class EngineConfig {
         public Builder maxGsoSegments(int v) { this.maxGsoSegments = v; return this; }
         public Builder tickNanos(long v) { this.tickNanos = v; return this; }
         public Builder resendTicks(int v) { this.resendTicks = v; return this; }
-        public Builder resendInterval(int v) { this.resendInterval = v; return this; }
+        public Builder resendIntervalTicks(int v) { this.resendIntervalTicks = v; return this; }
         public Builder timeoutTicks(int v) { this.timeoutTicks = v; return this; }
         public Builder needAckTicks(int v) { this.needAckTicks = v; return this; }
         public Builder ackDelayTicks(int v) { this.ackDelayTicks = v; return this; }
@@ -313,8 +315,12 @@ public final class EngineConfig {
         public Builder maxOutgoingBytes(long v) { this.maxOutgoingBytes = v; return this; }
         /** This engine is number {@code shard} of {@code count} sharing one id space (count a power of 2). */
         public Builder idShard(int shard, int count) { this.idShard = shard; this.idShardCount = count; return this; }
-        /** Test-only: FIFO sends, no pacer. Shows what SRPT buys; never use it in production. */
-        public Builder fifoSchedulingForTests(boolean v) { this.fifoSchedulingForTests = v; return this; }
+        public Builder fifoSendOrderForTests(boolean v) { this.fifoSendOrderForTests = v; return this; }
+        public Builder unscheduledAtLevelZeroForTests(boolean v) { this.unscheduledAtLevelZeroForTests = v; return this; }
+        /** Test-only: the baseline SRPT is measured against (FIFO sends, no pacer, no priorities). */
+        public Builder fifoBaselineForTests() {
+            return fifoSendOrderForTests(true).pacerEnabled(false).unscheduledAtLevelZeroForTests(true);
+        }
 
         /**
          * Validates and builds.
@@ -352,7 +358,7 @@ public final class EngineConfig {
             check(maxGsoSegments >= 1 && maxGsoSegments <= 64, "maxGsoSegments must be 1..64, was " + maxGsoSegments);
             check(tickNanos >= 1_000, "tickNanos must be >= 1000, was " + tickNanos);
             check(resendTicks >= 1, "resendTicks must be >= 1, was " + resendTicks);
-            check(resendInterval >= 1, "resendInterval must be >= 1, was " + resendInterval);
+            check(resendIntervalTicks >= 1, "resendIntervalTicks must be >= 1, was " + resendIntervalTicks);
             check(timeoutTicks > resendTicks, "timeoutTicks must exceed resendTicks, was " + timeoutTicks);
             check(needAckTicks >= 1, "needAckTicks must be >= 1, was " + needAckTicks);
             check(ackDelayTicks >= 0, "ackDelayTicks must be >= 0, was " + ackDelayTicks);

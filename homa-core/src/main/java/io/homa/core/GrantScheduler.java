@@ -9,6 +9,9 @@ import java.util.Comparator;
  * granted up to {@code received + window}, capped by its length and by the total incoming budget;
  * the ranked order means that when budget frees up, the best-ranked needy messages get it first.
  * A small share of granted bytes goes to the oldest message so that a long one cannot starve.
+ *
+ * <p>The scheduler alone keeps the incoming budget: the engine tells it when a message starts
+ * ({@link #track}), when bytes arrive ({@link #received}) and when a message goes ({@link #forget}).
  */
 final class GrantScheduler {
     /** Where the scheduler sends its decisions. */
@@ -27,7 +30,7 @@ final class GrantScheduler {
     private int count;
     private final IncomingMessage[] active;
     /** Bytes granted (or unscheduled) but not yet received, over all live incoming messages. */
-    long totalIncoming;
+    private long totalIncoming;
     /** Granted bytes owed to the oldest message (thousandths of a byte x fraction). */
     private long fifoCredit;
 
@@ -63,6 +66,27 @@ final class GrantScheduler {
 
     int size() {
         return count;
+    }
+
+    /** Bytes granted (or unscheduled) but not yet received, over all incoming messages: the budget in use. */
+    long incoming() {
+        return totalIncoming;
+    }
+
+    /** A new incoming message: what it may receive without a further grant counts against the budget. */
+    void track(IncomingMessage m) {
+        totalIncoming += m.outstanding();
+    }
+
+    /** Bytes arrived for {@code m}, which had {@code outstandingBefore} bytes outstanding. */
+    void received(IncomingMessage m, long outstandingBefore) {
+        totalIncoming += m.outstanding() - outstandingBefore;
+    }
+
+    /** The message is complete or its RPC ended: out of the ranking, its budget released. */
+    void forget(IncomingMessage m) {
+        remove(m);
+        totalIncoming -= m.outstanding();
     }
 
     /** Scheduled priority for the message ranked {@code rank} (0 best) among {@code n} granted. */

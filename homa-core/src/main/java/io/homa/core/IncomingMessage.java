@@ -92,6 +92,11 @@ final class IncomingMessage {
         return BOOKKEEPING + (long) SLOT * table + (long) SLOT * INITIAL_RANGES + chunkBytes(length, offset, n);
     }
 
+    /** Scheduled bytes (beyond the first {@code unscheduledLimit}) granted and not yet received. */
+    long scheduledOutstanding(int unscheduledLimit) {
+        return Math.max(0, granted - Math.max(received(), Math.min(length, unscheduledLimit)));
+    }
+
     long received() {
         return ranges.total();
     }

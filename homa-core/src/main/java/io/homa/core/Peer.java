@@ -54,6 +54,19 @@ final class Peer {
         }
     }
 
+    /**
+     * The measured round-trip timeout to this peer in whole ticks (0 before any sample), at most
+     * {@code capTicks}.
+     */
+    int roundTripTicks(long tickNanos, int capTicks) {
+        long nanos = rtt.timeoutNanos();
+        if (nanos == 0) {
+            return 0;
+        }
+        long ticks = (nanos + tickNanos - 1) / tickNanos + 1; // +1: ticks are coarse
+        return (int) Math.min(ticks, capTicks);
+    }
+
     boolean idle() {
         return serverRpcs.isEmpty() && clientRpcs == 0 && pendingAcks.isEmpty() && tombstones.isEmpty();
     }

@@ -16,6 +16,15 @@ public final class Transmit {
     int length;
     boolean data;
 
+    void set(InetSocketAddress destination, int priority, int segmentSize, int segments, int length, boolean data) {
+        this.destination = destination;
+        this.priority = priority;
+        this.segmentSize = segmentSize;
+        this.segments = segments;
+        this.length = length;
+        this.data = data;
+    }
+
     /** Where the datagrams go. */
     public InetSocketAddress destination() { return destination; }
 

@@ -67,7 +67,7 @@ class EngineConfigTest {
     @Test
     void defaults_resendAfter5TicksThenEvery5() {
         assertEquals(5, D.resendTicks);
-        assertEquals(5, D.resendInterval);
+        assertEquals(5, D.resendIntervalTicks);
     }
 
     @Test
@@ -108,7 +108,8 @@ class EngineConfigTest {
     void defaults_pacerOnAndShortMessagesUnder1000Exempt() {
         assertTrue(D.pacerEnabled);
         assertEquals(1_000, D.throttleMinBytes);
-        assertFalse(D.fifoSchedulingForTests);
+        assertFalse(D.fifoSendOrderForTests);
+        assertFalse(D.unscheduledAtLevelZeroForTests);
     }
 
     @Test
@@ -217,10 +218,10 @@ class EngineConfigTest {
                 .fifoGrantIncrement(30_000).unscheduledCutoffs(0, 0, 0, 100, 200, 300, 400, 500)
                 .maxScheduledPriority(2).defaultUnscheduledPriority(5).linkMbps(100_000)
                 .maxNicQueueNanos(2_000).throttleMinBytes(500).pacerEnabled(false).maxGsoSegments(16)
-                .tickNanos(500_000).resendTicks(3).resendInterval(4).timeoutTicks(50).needAckTicks(3).ackDelayTicks(1).timerTrafficPercent(20)
+                .tickNanos(500_000).resendTicks(3).resendIntervalTicks(4).timeoutTicks(50).needAckTicks(3).ackDelayTicks(1).timerTrafficPercent(20)
                 .tombstoneTicks(7).cutoffsIntervalNanos(2_000_000).maxRestarts(2).maxServerRpcsPerPeer(99)
                 .maxRpcs(1234).maxBufferedBytes(1L << 20).maxBufferedBytesPerPeer(1L << 19)
-                .maxOutgoingBytes(1L << 24).idShard(3, 8).fifoSchedulingForTests(true)
+                .maxOutgoingBytes(1L << 24).idShard(3, 8).fifoSendOrderForTests(true).unscheduledAtLevelZeroForTests(true)
                 .build();
     }
 
@@ -237,7 +238,8 @@ class EngineConfigTest {
         assertEquals(5_000_000, copy.maxMessageLength);
         assertEquals(3, copy.idShard);
         assertEquals(8, copy.idShardCount);
-        assertTrue(copy.fifoSchedulingForTests);
+        assertTrue(copy.fifoSendOrderForTests);
+        assertTrue(copy.unscheduledAtLevelZeroForTests);
     }
 
     @Test
@@ -492,8 +494,8 @@ class EngineConfigTest {
 
     @ParameterizedTest
     @ValueSource(ints = {0, -1, Integer.MIN_VALUE})
-    void invalid_resendInterval(int v) {
-        assertRejected("resendInterval", b -> b.resendInterval(v));
+    void invalid_resendIntervalTicks(int v) {
+        assertRejected("resendIntervalTicks", b -> b.resendIntervalTicks(v));
     }
 
     @ParameterizedTest
@@ -612,7 +614,7 @@ class EngineConfigTest {
                 .tombstoneTicks(0).cutoffsIntervalNanos(0).maxRestarts(0).build();
         assertEquals(0, c.maxRestarts);
         assertAccepted(b -> b.linkMbps(1).fifoGrantIncrement(1).maxGsoSegments(1).tickNanos(1000)
-                .resendTicks(1).resendInterval(1).needAckTicks(1).maxServerRpcsPerPeer(1).maxRpcs(1)
+                .resendTicks(1).resendIntervalTicks(1).needAckTicks(1).maxServerRpcsPerPeer(1).maxRpcs(1)
                 .maxBufferedBytes(1500).unscheduledBytes(1));
     }
 

@@ -8,6 +8,7 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 import java.util.function.Predicate;
 
 /**
@@ -15,6 +16,29 @@ import java.util.function.Predicate;
  * and drop the ones they choose. Time only moves when the test says so.
  */
 final class EnginePair {
+    /** Defaults, but no pacer: the engine tests do not move time unless they say so. */
+    static final EngineConfig CFG = EngineConfig.builder().pacerEnabled(false).build();
+    static final long TICK = CFG.tickNanos;
+
+    /** {@code n} bytes of a fixed pattern. */
+    static ByteBuffer bytes(int n) {
+        byte[] b = new byte[n];
+        for (int i = 0; i < n; i++) {
+            b[i] = (byte) (i * 31 + 7);
+        }
+        return ByteBuffer.wrap(b);
+    }
+
+    /** The bytes {@code writer} encodes, e.g. a packet a test plays to an engine. */
+    static byte[] encode(Consumer<ByteBuffer> writer) {
+        ByteBuffer b = ByteBuffer.allocate(2048);
+        writer.accept(b);
+        b.flip();
+        byte[] out = new byte[b.remaining()];
+        b.get(out);
+        return out;
+    }
+
     /** One datagram seen on the wire. */
     record Packet(InetSocketAddress from, InetSocketAddress to, int priority, byte[] bytes, DecodedPacket decoded) {
         PacketType type() {

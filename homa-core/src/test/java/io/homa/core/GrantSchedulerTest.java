@@ -77,7 +77,14 @@ class GrantSchedulerTest {
     private static void receive(GrantScheduler s, IncomingMessage m, int bytes) {
         long before = m.outstanding();
         m.ranges.add(0, bytes);
-        s.totalIncoming += m.outstanding() - before;
+        s.received(m, before);
+    }
+
+    /** Counts {@code bytes} of other messages (granted or unscheduled, still to arrive) against the budget. */
+    private void othersOutstanding(GrantScheduler s, int bytes) {
+        IncomingMessage others = incoming(7, bytes, Long.MAX_VALUE);
+        others.granted = bytes;
+        s.track(others);
     }
 
     private static GrantScheduler scheduler(EngineConfig.Builder b) {
@@ -143,7 +150,7 @@ class GrantSchedulerTest {
         assertEquals(1, r.grants.size());
         assertEquals(200_000, r.grants.get(0).newGranted());
         assertEquals(200_000, m.granted);
-        assertEquals(200_000, s.totalIncoming);
+        assertEquals(200_000, s.incoming());
     }
 
     @Test
@@ -158,7 +165,7 @@ class GrantSchedulerTest {
         for (Grant g : r.grants) {
             assertEquals(100_000, g.newGranted());
         }
-        assertEquals(300_000, s.totalIncoming);
+        assertEquals(300_000, s.incoming());
     }
 
     @Test
@@ -180,13 +187,13 @@ class GrantSchedulerTest {
         GrantScheduler s = scheduler(EngineConfig.builder().grantWindow(30_000).grantFifoFraction(0));
         IncomingMessage m = incoming(0, 1_000_000, 0);
         m.granted = 60_000;
-        s.totalIncoming = 60_000;
+        s.track(m);
         receive(s, m, 50_000);
         s.add(m);
         Recorder r = new Recorder();
         s.schedule(r);
         assertEquals(80_000, r.grants.get(0).newGranted());
-        assertEquals(30_000, s.totalIncoming);
+        assertEquals(30_000, s.incoming());
     }
 
     @Test
@@ -194,7 +201,7 @@ class GrantSchedulerTest {
         GrantScheduler s = scheduler(EngineConfig.builder().grantWindow(30_000).grantFifoFraction(0));
         IncomingMessage m = incoming(0, 1_000_000, 0);
         m.granted = 40_000;
-        s.totalIncoming = 40_000;
+        s.track(m);
         s.add(m);
         Recorder r = new Recorder();
         s.schedule(r);
@@ -431,19 +438,19 @@ class GrantSchedulerTest {
     @Test
     void budget_partlyUsed_lastGrantTrimmedToBudget() {
         GrantScheduler s = scheduler(EngineConfig.builder().grantWindow(100_000).grantFifoFraction(0));
-        s.totalIncoming = 350_000; // unscheduled bytes of other messages still to arrive
+        othersOutstanding(s, 350_000); // unscheduled bytes of other messages still to arrive
         IncomingMessage a = incoming(0, 1_000_000, 0);
         s.add(a);
         Recorder r = new Recorder();
         s.schedule(r);
         assertEquals(50_000, r.grants.get(0).newGranted());
-        assertEquals(400_000, s.totalIncoming);
+        assertEquals(400_000, s.incoming());
     }
 
     @Test
     void budget_exhausted_noGrants() {
         GrantScheduler s = scheduler();
-        s.totalIncoming = 400_000;
+        othersOutstanding(s, 400_000);
         s.add(incoming(0, 1_000_000, 0));
         Recorder r = new Recorder();
         s.schedule(r);
@@ -453,18 +460,18 @@ class GrantSchedulerTest {
     @Test
     void budget_overcommittedByUnscheduledBytes_noGrants() {
         GrantScheduler s = scheduler();
-        s.totalIncoming = 450_000;
+        othersOutstanding(s, 450_000);
         s.add(incoming(0, 1_000_000, 0));
         Recorder r = new Recorder();
         s.schedule(r);
         assertTrue(r.grants.isEmpty());
-        assertEquals(450_000, s.totalIncoming);
+        assertEquals(450_000, s.incoming());
     }
 
     @Test
     void budget_bestRankedTakesFreedBudgetFirst() {
         GrantScheduler s = scheduler(EngineConfig.builder().grantWindow(100_000).grantFifoFraction(0));
-        s.totalIncoming = 380_000;
+        othersOutstanding(s, 380_000);
         IncomingMessage worse = incoming(0, 900_000, 0);
         IncomingMessage better = incoming(1, 200_000, 1);
         s.add(worse);
@@ -489,7 +496,7 @@ class GrantSchedulerTest {
         Recorder r = new Recorder();
         for (int round = 0; round < 200; round++) {
             s.schedule(r);
-            assertTrue(s.totalIncoming <= 400_000, "round " + round + ": " + s.totalIncoming);
+            assertTrue(s.incoming() <= 400_000, "round " + round + ": " + s.incoming());
             for (IncomingMessage m : ms) {
                 int upTo = (int) Math.min(m.granted, m.received() + 5_000);
                 if (upTo > m.received()) {
@@ -500,7 +507,7 @@ class GrantSchedulerTest {
         for (IncomingMessage m : ms) {
             assertTrue(m.complete(), "message " + m.seq + " got " + m.received() + " of " + m.length);
         }
-        assertEquals(0, s.totalIncoming);
+        assertEquals(0, s.incoming());
     }
 
     // ------------------------------------------------------------------ tiny increments
@@ -510,7 +517,7 @@ class GrantSchedulerTest {
         GrantScheduler s = scheduler(EngineConfig.builder().grantWindow(100_000).grantFifoFraction(0));
         IncomingMessage m = incoming(0, 1_000_000, 0);
         m.granted = 99_000;
-        s.totalIncoming = 99_000;
+        s.track(m);
         s.add(m);
         Recorder r = new Recorder();
         s.schedule(r);
@@ -524,7 +531,7 @@ class GrantSchedulerTest {
         GrantScheduler s = scheduler(EngineConfig.builder().grantWindow(100_000).grantFifoFraction(0));
         IncomingMessage m = incoming(0, 1_000_000, 0);
         m.granted = 100_000 - 1432;
-        s.totalIncoming = m.granted;
+        s.track(m);
         s.add(m);
         Recorder r = new Recorder();
         s.schedule(r);
@@ -536,7 +543,7 @@ class GrantSchedulerTest {
         GrantScheduler s = scheduler(EngineConfig.builder().grantWindow(200_000).grantFifoFraction(0));
         IncomingMessage m = incoming(0, 100_500, 0);
         m.granted = 100_000;
-        s.totalIncoming = 100_000;
+        s.track(m);
         s.add(m);
         Recorder r = new Recorder();
         s.schedule(r);
@@ -552,7 +559,7 @@ class GrantSchedulerTest {
         IncomingMessage wouldFinish = incoming(1, 600_000, 1);
         wouldFinish.granted = 599_500;
         wouldFinish.ranges.add(0, 500_000);                   // remaining 100,000
-        s.totalIncoming = 400_000 - 1_000;
+        othersOutstanding(s, 400_000 - 1_000);
         s.add(big);
         s.add(wouldFinish);
         Recorder r = new Recorder();
@@ -567,7 +574,7 @@ class GrantSchedulerTest {
     void tinyIncrement_senderIdle_grantedSoNothingStalls() {
         GrantScheduler s = scheduler(EngineConfig.builder().grantWindow(100_000).grantFifoFraction(0));
         IncomingMessage idle = incoming(0, 50_000, 0);        // nothing granted, nothing outstanding
-        s.totalIncoming = 400_000 - 1_000;
+        othersOutstanding(s, 400_000 - 1_000);
         s.add(idle);
         Recorder r = new Recorder();
         s.schedule(r);
@@ -652,7 +659,7 @@ class GrantSchedulerTest {
                 .grantFifoFraction(500).fifoGrantIncrement(10_000));
         IncomingMessage oldest = incoming(0, 600_000, 0);
         oldest.granted = 596_000;
-        s.totalIncoming = 596_000;
+        s.track(oldest);
         IncomingMessage shorter = incoming(1, 500_000, 1);
         s.add(oldest);
         s.add(shorter);
@@ -708,7 +715,7 @@ class GrantSchedulerTest {
             assertEquals(Math.min(g.m().length, window), g.newGranted());
             assertEquals(s.priorityFor(i, active.size()), g.priority());
         }
-        assertTrue(s.totalIncoming <= 400_000);
+        assertTrue(s.incoming() <= 400_000);
     }
 
     @Property(tries = 200)
@@ -727,9 +734,9 @@ class GrantSchedulerTest {
             IncomingMessage m = incoming(rnd.nextInt(6), lengths.get(i), i);
             // the engine admits unscheduled bytes only while they fit
             int blind = Math.min(m.length, unsched);
-            if (s.totalIncoming + blind <= cfg.maxIncoming) {
+            if (s.incoming() + blind <= cfg.maxIncoming) {
                 m.granted = blind;
-                s.totalIncoming += blind;
+                s.track(m);
             }
             ms.add(m);
             s.add(m);
@@ -742,13 +749,13 @@ class GrantSchedulerTest {
                 grantedBefore[i] = ms.get(i).granted;
             }
             s.schedule(r);
-            assertTrue(s.totalIncoming <= cfg.maxIncoming, "budget exceeded: " + s.totalIncoming);
+            assertTrue(s.incoming() <= cfg.maxIncoming, "budget exceeded: " + s.incoming());
             long sum = 0;
             for (IncomingMessage m : ms) {
                 sum += m.outstanding();
                 assertTrue(m.granted <= m.length);
             }
-            assertEquals(sum, s.totalIncoming, "totalIncoming out of step with the messages");
+            assertEquals(sum, s.incoming(), "totalIncoming out of step with the messages");
             assertTrue(r.grants.size() - before <= cfg.maxOvercommit + 1, "too many grants in one pass");
             for (int k = before; k < r.grants.size(); k++) {
                 Grant g = r.grants.get(k);

@@ -223,7 +223,7 @@ class PacerTest {
 
     @Test
     void fifoTestMode_neverHoldsBack() {
-        Pacer p = pacer(EngineConfig.builder().fifoSchedulingForTests(true));
+        Pacer p = pacer(EngineConfig.builder().fifoBaselineForTests());
         p.transmitted(0, Integer.MAX_VALUE);
         assertTrue(p.mayTransmit(0, LONG));
     }

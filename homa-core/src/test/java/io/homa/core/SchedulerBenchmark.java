@@ -71,7 +71,7 @@ public class SchedulerBenchmark {
     private IncomingMessage newIncoming(int i) {
         IncomingMessage m = new IncomingMessage(new Rpc(2L * (i + 1), peer(i), false), LENGTH, seq++);
         m.granted = cfg.unscheduledLimit();
-        grants.totalIncoming += m.outstanding();
+        grants.track(m);
         grants.add(m);
         return m;
     }
@@ -95,10 +95,10 @@ public class SchedulerBenchmark {
         int start = (int) m.received();
         if (start + segment <= m.granted) {
             m.ranges.add(start, start + segment);
-            grants.totalIncoming += m.outstanding() - before;
+            grants.received(m, before);
         }
         grants.schedule(sink);
-        return grants.totalIncoming;
+        return grants.incoming();
     }
 
     /** The sender takes the SRPT head and sends one segment of it. */

@@ -1,6 +1,6 @@
 package io.homa.bench.load;
 
-import io.homa.core.Workload;
+import io.homa.core.sim.Workload;
 
 import java.util.Arrays;
 import java.util.SplittableRandom;

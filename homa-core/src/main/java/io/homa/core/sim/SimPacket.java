@@ -1,9 +1,9 @@
 package io.homa.core.sim;
 
-import io.homa.core.wire.PacketType;
-import io.homa.core.wire.WireFormat;
+import io.homa.core.wire.PacketDecoder;
 
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 
 /** One datagram in flight in the simulated network. */
 public final class SimPacket {
@@ -24,7 +24,7 @@ public final class SimPacket {
 
     /** Whether this is a Homa DATA packet (faults are configured separately for data and control). */
     public boolean isData() {
-        return bytes.length > WireFormat.OFF_TYPE && (bytes[WireFormat.OFF_TYPE] & 0xFF) == PacketType.DATA.code;
+        return PacketDecoder.isData(ByteBuffer.wrap(bytes));
     }
 
     public InetSocketAddress source() { return source; }

@@ -12,6 +12,15 @@ public final class PacketDecoder {
     }
 
     /**
+     * Whether the datagram between the buffer's position and limit says it is DATA: its type byte
+     * alone, nothing else read or checked (for counting and for fault injection, not for trust).
+     */
+    public static boolean isData(ByteBuffer datagram) {
+        return datagram.remaining() > WireFormat.OFF_TYPE
+                && (datagram.get(datagram.position() + WireFormat.OFF_TYPE) & 0xFF) == PacketType.DATA.code;
+    }
+
+    /**
      * Decodes the bytes between {@code buf.position()} and {@code buf.limit()} into {@code out}.
      * The buffer's position and limit are not changed.
      *

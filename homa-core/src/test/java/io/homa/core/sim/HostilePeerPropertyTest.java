@@ -1,7 +1,6 @@
 package io.homa.core.sim;
 
 import io.homa.core.EngineConfig;
-import io.homa.core.Workload;
 import io.homa.core.wire.PacketEncoder;
 import io.homa.core.wire.PacketType;
 import io.homa.core.wire.WireFormat;

@@ -2,7 +2,6 @@ package io.homa.core.sim;
 
 import io.homa.core.Counter;
 import io.homa.core.EngineConfig;
-import io.homa.core.Workload;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

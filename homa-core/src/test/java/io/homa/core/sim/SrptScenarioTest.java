@@ -27,7 +27,8 @@ class SrptScenarioTest {
     }
 
     private static EngineConfig config(boolean fifo) {
-        return EngineConfig.builder().linkMbps(10_000).fifoSchedulingForTests(fifo).build();
+        EngineConfig.Builder b = EngineConfig.builder().linkMbps(10_000);
+        return (fifo ? b.fifoBaselineForTests() : b).build();
     }
 
     /** RTT of one 100-byte echo on an idle network. */

@@ -1,4 +1,4 @@
-package io.homa.core;
+package io.homa.core.sim;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -12,8 +12,9 @@ import java.util.Locale;
 import java.util.random.RandomGenerator;
 
 /**
- * A message-size distribution from the Homa papers (W1..W5, shipped as CDF resources), sampled
- * by inverse CDF: draw u in [0,1) and take the first length whose cumulative fraction exceeds u.
+ * A message-size distribution from the Homa papers (W1..W5, shipped as CDF resources beside this
+ * class), sampled by inverse CDF: draw u in [0,1) and take the first length whose cumulative
+ * fraction exceeds u.
  */
 public final class Workload {
     private final String name;
@@ -29,7 +30,7 @@ public final class Workload {
     /** Loads "w1".."w5" (case-insensitive). */
     public static Workload named(String name) {
         String key = name.toLowerCase(Locale.ROOT);
-        String resource = "/io/homa/workloads/" + key + ".csv";
+        String resource = "workloads/" + key + ".csv"; // next to this class
         try (InputStream in = Workload.class.getResourceAsStream(resource)) {
             if (in == null) {
                 throw new IllegalArgumentException("unknown workload '" + name + "': expected w1..w5");

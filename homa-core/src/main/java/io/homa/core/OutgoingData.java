@@ -1,0 +1,224 @@
+package io.homa.core;
+
+import io.homa.core.wire.DecodedPacket;
+import io.homa.core.wire.DropReason;
+import io.homa.core.wire.PacketEncoder;
+import io.homa.core.wire.PacketType;
+import io.homa.core.wire.WireFormat;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+
+/**
+ * Sending messages (Linux Homa's homa_outgoing.c, with the sender's answers to GRANT, RESEND and
+ * RPC_UNKNOWN from homa_incoming.c). One segment writer sends new data and retransmissions alike,
+ * grouping equal segments for GSO; GRANT raises what a message may send, RESEND queues a range
+ * again, and RPC_UNKNOWN restarts a request the server has forgotten.
+ */
+final class OutgoingData {
+    private final EngineConfig cfg;
+    private final EngineCounters counters;
+    private final RpcTable rpcs;
+    private final SenderQueue senders;
+    private final Pacer pacer;
+    private final Priorities priorities;
+    private final Acks acks;
+    private final GrantScheduler grants;
+    private final ControlPackets control;
+    private final MemoryLimits limits;
+    private final int segment;
+    private final int unscheduledLimit;
+
+    OutgoingData(EngineConfig cfg, EngineCounters counters, RpcTable rpcs, SenderQueue senders, Pacer pacer,
+                 Priorities priorities, Acks acks, GrantScheduler grants, ControlPackets control, MemoryLimits limits) {
+        this.cfg = cfg;
+        this.counters = counters;
+        this.rpcs = rpcs;
+        this.senders = senders;
+        this.pacer = pacer;
+        this.priorities = priorities;
+        this.acks = acks;
+        this.grants = grants;
+        this.control = control;
+        this.limits = limits;
+        this.segment = cfg.segmentPayload();
+        this.unscheduledLimit = cfg.unscheduledLimit();
+    }
+
+    /** Queues {@code payload} as the RPC's outgoing message (its room was checked by the caller). */
+    void start(Rpc rpc, ByteBuffer payload) {
+        rpc.out = new OutgoingMessage(rpc, payload, rpcs.nextMessageSeq(), unscheduledLimit);
+        limits.addOutgoing(rpc.out.length);
+        senders.offer(rpc.out);
+    }
+
+    // ------------------------------------------------------------------ the segment writer
+
+    /** The bytes the pacer weighs for {@code m}'s next batch: its queued retransmission, else what is unsent. */
+    int backlog(OutgoingMessage m) {
+        return m.hasRetransmit() ? m.retransmitEnd() - m.retransmitStart() : m.remaining();
+    }
+
+    /**
+     * Writes the next batch of {@code m}, its first queued retransmission or else new granted
+     * bytes, into {@code out}: equal segments at one priority (the last may be shorter), as many as
+     * GSO, the buffer and the pacer allow. Describes them in {@code t}.
+     */
+    void write(long now, OutgoingMessage m, ByteBuffer out, Transmit t) {
+        boolean retransmit = m.hasRetransmit();
+        int pos = retransmit ? m.retransmitStart() : m.sent;
+        int end = retransmit ? m.retransmitEnd() : Math.min(m.granted, m.length);
+        // The pacer weighs what is left of the range (retransmission) or of the message (new data).
+        int paceEnd = retransmit ? end : m.length;
+        int priority = retransmit ? m.retransmitPriority() : priorities.priorityAt(m, pos);
+        if (retransmit && m.rpc.client) {
+            m.rpc.timingRoundTrip = false; // Karn: the response now answers a repeated request
+            m.rpc.roundTripSpoiled = true;
+        }
+        Peer peer = m.rpc.peer;
+        int first = Math.min(segment, end - pos);
+        int count = 0;
+        int total = 0;
+        while (true) {
+            int n = Math.min(segment, end - pos);
+            if (count > 0 && (n <= 0 || n > first || (!retransmit && priorities.priorityAt(m, pos) != priority)
+                    || out.remaining() < WireFormat.DATA_HEADER + n || !pacer.mayTransmit(now, paceEnd - pos))) {
+                break;
+            }
+            PacketEncoder.data(out, m.rpc.id, m.length, Math.min(m.granted, m.length), pos,
+                    peer.cutoffVersion, retransmit, acks.piggyback(peer), 0, m.payload, m.payloadIndex(pos), n);
+            pos += n;
+            if (retransmit) {
+                counters.add(Counter.BYTES_RETRANSMITTED, n);
+            } else {
+                m.sent = pos;
+                if (m.length == 0) {
+                    m.zeroSent = true;
+                }
+            }
+            count++;
+            total += WireFormat.DATA_HEADER + n;
+            pacer.sent(now, WireFormat.DATA_HEADER + n);
+            if (n < first || count >= cfg.maxGsoSegments) {
+                break;
+            }
+        }
+        if (retransmit) {
+            m.retransmitted(pos);
+        }
+        counters.add(Counter.PACKETS_SENT_DATA, count);
+        if (retransmit) {
+            counters.add(Counter.PACKETS_RETRANSMITTED, count);
+        }
+        t.set(peer.address, priority, WireFormat.DATA_HEADER + first, count, total, true);
+        afterSend(now, m);
+    }
+
+    private void afterSend(long now, OutgoingMessage m) {
+        if (!m.sendable()) {
+            senders.pollHead();
+        }
+        Rpc rpc = m.rpc;
+        if (rpc.client && !rpc.timingRoundTrip && !rpc.roundTripSpoiled && rpc.restarts == 0 && m.fullySent()) {
+            rpc.timingRoundTrip = true; // the response's first original packet closes the round trip
+            rpc.requestSentAt = now;
+        }
+        if (!rpc.client && rpc.state == Rpc.State.SERVER_RESPONDING && m.fullySent()) {
+            rpc.state = Rpc.State.SERVER_AWAITING_ACK;
+            rpc.silentTicks = 0;
+        }
+    }
+
+    // ------------------------------------------------------------------ answers from the receiver
+
+    /** A GRANT: the message may send up to the new offset, at the granted level. */
+    void onGrant(InetSocketAddress from, DecodedPacket p) {
+        Rpc rpc = rpcs.controlTarget(from, p.senderId);
+        if (rpc == null) {
+            counters.drop(rpcs.whyMissing(from, p.senderId));
+            return;
+        }
+        rpc.silentTicks = 0;
+        OutgoingMessage out = rpc.out;
+        if (out == null) {
+            counters.drop(DropReason.WRONG_STATE);
+            return;
+        }
+        if (p.grantOrResendOffset > out.granted) {
+            out.granted = Math.min(out.length, p.grantOrResendOffset);
+            out.grantPriority = Math.min(p.priority, cfg.maxScheduledPriority);
+            senders.offer(out);
+        }
+    }
+
+    /** A RESEND: send the range again, or say we are alive (BUSY) or that we do not know the RPC. */
+    void onResend(InetSocketAddress from, DecodedPacket p) {
+        Rpc rpc = rpcs.controlTarget(from, p.senderId);
+        if (rpc == null) {
+            DropReason why = rpcs.whyMissing(from, p.senderId);
+            if (why == DropReason.WRONG_PEER) {
+                counters.drop(why);
+            } else {
+                control.bare(from, PacketType.RPC_UNKNOWN, p.senderId ^ 1, Counter.PACKETS_SENT_RPC_UNKNOWN);
+            }
+            return;
+        }
+        rpc.silentTicks = 0;
+        OutgoingMessage out = rpc.out;
+        if (out == null) {
+            // Server still receiving the request or processing it: alive, nothing to send.
+            control.bare(from, PacketType.BUSY, rpc.id, Counter.PACKETS_SENT_BUSY);
+            return;
+        }
+        if (out.length == 0) {
+            if (out.zeroSent) {
+                out.zeroSent = false; // send the empty segment again
+                senders.offer(out);
+            }
+            return;
+        }
+        int start = p.grantOrResendOffset;
+        long end = p.resendLength < 0 ? out.sent : Math.min((long) out.length, (long) start + p.resendLength);
+        if (end > out.granted) {
+            // The receiver asks beyond our grant: a GRANT was lost.
+            out.granted = (int) end;
+            counters.bump(Counter.LOST_GRANTS_RECOVERED);
+        }
+        int retransmitEnd = (int) Math.min(end, out.sent);
+        if (start < retransmitEnd) {
+            out.queueRetransmit(start, retransmitEnd, p.priority);
+        } else {
+            control.bare(from, PacketType.BUSY, rpc.id, Counter.PACKETS_SENT_BUSY);
+        }
+        senders.offer(out);
+    }
+
+    /** RPC_UNKNOWN: the peer does not know the RPC. A client starts its request over; a server gives up. */
+    void onRpcUnknown(InetSocketAddress from, DecodedPacket p) {
+        Rpc rpc = rpcs.controlTarget(from, p.senderId);
+        if (rpc == null) {
+            counters.drop(rpcs.whyMissing(from, p.senderId));
+            return;
+        }
+        if (!rpc.client) {
+            counters.bump(Counter.SERVER_RPCS_ABANDONED);
+            rpcs.end(rpc);
+            return;
+        }
+        // The server does not know our RPC (it restarted, or lost the whole request): start over.
+        if (++rpc.restarts > cfg.maxRestarts) {
+            rpcs.fail(rpc, RpcError.PEER_UNKNOWN_RPC);
+            return;
+        }
+        counters.bump(Counter.REQUEST_RESTARTS);
+        if (rpc.in != null) {
+            rpcs.releaseIncoming(rpc);
+            grants.schedule(control); // the freed budget may unblock another message
+        }
+        senders.remove(rpc.out);
+        rpc.out.restart();
+        rpc.heard = false; // the server forgot it
+        rpc.silentTicks = 0;
+        senders.offer(rpc.out);
+    }
+}

@@ -1,0 +1,98 @@
+package io.homa.core;
+
+import io.homa.core.wire.DecodedPacket;
+import io.homa.core.wire.DropReason;
+import io.homa.core.wire.WireFormat;
+
+import java.net.InetSocketAddress;
+
+/**
+ * Priority levels and cutoffs (Linux Homa: unscheduled levels in homa_outgoing.c, cutoffs per
+ * peer in homa_peer.c). Each receiver announces its cutoffs, the longest message it wants at each
+ * unscheduled level; a sender sends unscheduled bytes at the level the receiver's cutoffs give
+ * the message's length, and scheduled bytes at the level the receiver's grant names. Control
+ * packets go at the highest level.
+ */
+final class Priorities {
+    /** The level of every control packet. */
+    static final int CONTROL = WireFormat.MAX_PRIORITY;
+    /** The version of our cutoffs: they never change while the engine runs. */
+    private static final int OUR_CUTOFF_VERSION = 1;
+
+    private final EngineConfig cfg;
+    private final EngineCounters counters;
+    private final RpcTable rpcs;
+    private final ControlPackets control;
+    private final int[] ourCutoffs;
+
+    Priorities(EngineConfig cfg, EngineCounters counters, RpcTable rpcs, ControlPackets control) {
+        this.cfg = cfg;
+        this.counters = counters;
+        this.rpcs = rpcs;
+        this.control = control;
+        this.ourCutoffs = cfg.unscheduledCutoffs();
+    }
+
+    /** Level of the byte at {@code offset} of {@code m}: unscheduled from the receiver's cutoffs, else granted. */
+    int priorityAt(OutgoingMessage m, int offset) {
+        if (offset < m.unscheduledLimit || m.length == 0) {
+            return unscheduledPriority(m.rpc.peer, m.length);
+        }
+        return m.grantPriority;
+    }
+
+    /** The unscheduled level for a message of {@code length} to {@code peer}, from its cutoffs once known. */
+    int unscheduledPriority(Peer peer, int length) {
+        if (cfg.unscheduledAtLevelZeroForTests) {
+            return 0;
+        }
+        if (peer.cutoffs == null) {
+            return cfg.defaultUnscheduledPriority;
+        }
+        return levelFor(peer.cutoffs, length);
+    }
+
+    /** The unscheduled level a sender with our cutoffs uses for a message of {@code length}. */
+    int ourUnscheduledPriority(int length) {
+        return levelFor(ourCutoffs, length);
+    }
+
+    private int levelFor(int[] cutoffs, int length) {
+        for (int level = WireFormat.MAX_PRIORITY; level > cfg.maxScheduledPriority; level--) {
+            if (cutoffs[level] >= length) {
+                return level;
+            }
+        }
+        return cfg.maxScheduledPriority + 1;
+    }
+
+    /**
+     * A DATA packet for {@code rpc} said its sender knows cutoff version {@code theirs}: if that is
+     * not ours, tell the peer our cutoffs (at most once per {@code cutoffsIntervalNanos}).
+     */
+    void announceIfStale(long now, Rpc rpc, int theirs) {
+        if (theirs == OUR_CUTOFF_VERSION) {
+            return;
+        }
+        Peer peer = rpc.peer;
+        if (peer.cutoffsSentAt != Long.MIN_VALUE && now - peer.cutoffsSentAt < cfg.cutoffsIntervalNanos) {
+            return;
+        }
+        peer.cutoffsSentAt = now;
+        control.cutoffs(peer.address, rpc.id, ourCutoffs, OUR_CUTOFF_VERSION);
+    }
+
+    /** A CUTOFFS packet: the peer's levels for our unscheduled bytes to it. */
+    void onCutoffs(InetSocketAddress from, DecodedPacket p) {
+        Peer peer = rpcs.peer(from);
+        if (peer == null) {
+            counters.drop(DropReason.UNKNOWN_RPC);
+            return;
+        }
+        if (peer.cutoffs == null) {
+            peer.cutoffs = new int[WireFormat.PRIORITY_LEVELS];
+        }
+        System.arraycopy(p.cutoffs, 0, peer.cutoffs, 0, WireFormat.PRIORITY_LEVELS);
+        peer.cutoffVersion = p.cutoffVersion;
+    }
+}

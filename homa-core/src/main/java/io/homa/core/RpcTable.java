@@ -1,0 +1,313 @@
+package io.homa.core;
+
+import io.homa.core.wire.DropReason;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Queue;
+import java.util.SplittableRandom;
+
+/**
+ * The RPCs of one engine and the peers they talk to (Linux Homa's homa_rpc.c and homa_peer.c):
+ * client RPCs by id, server RPCs by peer and client id, every live RPC in order of creation (the
+ * timer scans them oldest first, as Linux Homa does), the ids this engine hands out, the order
+ * in which messages were created, and the end of an RPC, which lets go of all it holds.
+ */
+final class RpcTable {
+    /**
+     * Idle peers (no RPCs, acks or tombstones) are forgotten only when more than this many are
+     * known: each costs a few hundred bytes, a peer that comes back keeps its cutoffs and round
+     * trip, and the sweep walks every peer, which is worth a tick's time only when there are many.
+     */
+    private static final int PEER_SWEEP_THRESHOLD = 4096;
+
+    private final EngineConfig cfg;
+    private final TickClock clock;
+    private final EngineCounters counters;
+    private final Queue<EngineEvent> events;
+    private final GrantScheduler grants;
+    private final ControlPackets control;
+    private final MemoryLimits limits;
+    private final SenderQueue senders;
+    private final int roundTripCapTicks;
+    private PayloadReleaseListener releaseListener = p -> { };
+
+    private final Map<InetSocketAddress, Peer> peers = new HashMap<>();
+    private final LongMap<Rpc> clientRpcs = new LongMap<>(64);
+    private int serverRpcCount;
+    private Rpc oldestLive;
+    private Rpc newestLive;
+    private long nextId;
+    private final long idStep;
+    /** Messages (both directions) in order of creation: SRPT breaks ties to the older. */
+    private long seq;
+
+    /**
+     * @param randomSeed seeds the first client id (see {@link HomaEngine#HomaEngine})
+     * @param roundTripCapTicks the cap on a peer's round trip in ticks (see {@link Peer#roundTripTicks})
+     */
+    RpcTable(EngineConfig cfg, long randomSeed, TickClock clock, EngineCounters counters,
+             Queue<EngineEvent> events, GrantScheduler grants, ControlPackets control,
+             MemoryLimits limits, SenderQueue senders, int roundTripCapTicks) {
+        this.cfg = cfg;
+        this.clock = clock;
+        this.counters = counters;
+        this.events = events;
+        this.grants = grants;
+        this.control = control;
+        this.limits = limits;
+        this.senders = senders;
+        this.roundTripCapTicks = roundTripCapTicks;
+        this.idStep = RpcIds.step(cfg.idShardCount);
+        this.nextId = RpcIds.first(new SplittableRandom(randomSeed).nextLong(), cfg.idShard, cfg.idShardCount);
+    }
+
+    void setPayloadReleaseListener(PayloadReleaseListener listener) {
+        this.releaseListener = Objects.requireNonNull(listener, "listener");
+    }
+
+    // ------------------------------------------------------------------ creating
+
+    /** A new client RPC to {@code server}, with a fresh id. */
+    Rpc newClientRpc(InetSocketAddress server) {
+        long id = allocateId();
+        Peer peer = peerFor(server);
+        Rpc rpc = new Rpc(id, peer, true);
+        linkLive(rpc);
+        clientRpcs.put(id, rpc);
+        peer.clientRpcs++;
+        return rpc;
+    }
+
+    /** A new server RPC for the request {@code clientId} of {@code client}. */
+    Rpc newServerRpc(InetSocketAddress client, long clientId) {
+        Peer peer = peerFor(client);
+        Rpc rpc = new Rpc(clientId ^ 1, peer, false);
+        linkLive(rpc);
+        peer.serverRpcs.put(clientId, rpc);
+        serverRpcCount++;
+        return rpc;
+    }
+
+    /** The next message's place in creation order. */
+    long nextMessageSeq() {
+        return seq++;
+    }
+
+    private long allocateId() {
+        while (true) {
+            long id = nextId;
+            nextId += idStep;
+            if ((id & ~1L) != 0 && !clientRpcs.containsKey(id)) {
+                return id;
+            }
+        }
+    }
+
+    /** The peer at {@code address}, known from now on (heard now, if new). */
+    Peer peerFor(InetSocketAddress address) {
+        Peer p = peers.get(address);
+        if (p == null) {
+            p = new Peer(address);
+            p.heardTick = clock.tick();
+            peers.put(address, p);
+        }
+        return p;
+    }
+
+    // ------------------------------------------------------------------ finding
+
+    /** The peer at {@code address}, or null if unknown. */
+    Peer peer(InetSocketAddress address) {
+        return peers.get(address);
+    }
+
+    /** Our client RPC {@code id}, or null. */
+    Rpc clientRpc(long id) {
+        return clientRpcs.get(id);
+    }
+
+    /** Our server RPC for the request {@code clientId} of {@code client}, or null. */
+    Rpc serverRpc(InetSocketAddress client, long clientId) {
+        Peer peer = peers.get(client);
+        return peer == null ? null : peer.serverRpcs.get(clientId);
+    }
+
+    /**
+     * The RPC a control packet from {@code from} with {@code senderId} is about, or null (then
+     * {@link #whyMissing} says why). Finding it marks the peer as heard.
+     */
+    Rpc controlTarget(InetSocketAddress from, long senderId) {
+        if (!RpcIds.isClientId(senderId)) {
+            Rpc rpc = clientRpcs.get(senderId ^ 1);
+            if (rpc == null || !rpc.peer.address.equals(from)) {
+                return null; // unknown, or someone else's RPC: never act on it
+            }
+            rpc.peer.heardTick = clock.tick(); // the peer is alive
+            rpc.heard = true;
+            return rpc;
+        }
+        Peer peer = peers.get(from);
+        if (peer == null) {
+            return null;
+        }
+        peer.heardTick = clock.tick();
+        return peer.serverRpcs.get(senderId);
+    }
+
+    /** Why {@link #controlTarget} found nothing: the id names another peer's RPC, or none. */
+    DropReason whyMissing(InetSocketAddress from, long senderId) {
+        return !RpcIds.isClientId(senderId) && clientRpcs.containsKey(senderId ^ 1)
+                ? DropReason.WRONG_PEER : DropReason.UNKNOWN_RPC;
+    }
+
+    // ------------------------------------------------------------------ ending
+
+    /** Ends a client RPC with a FAILED event. */
+    void fail(Rpc rpc, RpcError error) {
+        counters.bump(Counter.CLIENT_RPCS_FAILED);
+        events.add(EngineEvent.failed(rpc.id, rpc.peer.address, error));
+        end(rpc);
+    }
+
+    /** Removes every trace of an RPC (a server RPC leaves a tombstone against late duplicates). */
+    void end(Rpc rpc) {
+        if (rpc.state == Rpc.State.DEAD) {
+            return;
+        }
+        if (rpc.in != null) {
+            releaseIncoming(rpc);
+        }
+        if (rpc.out != null) {
+            senders.remove(rpc.out);
+            ByteBuffer payload = rpc.out.payload;
+            limits.releaseOutgoing(rpc.out.length);
+            rpc.out = null;
+            releaseListener.released(payload);
+        }
+        Peer peer = rpc.peer;
+        if (rpc.client) {
+            clientRpcs.remove(rpc.id);
+            peer.clientRpcs--;
+        } else {
+            peer.serverRpcs.remove(rpc.clientId());
+            serverRpcCount--;
+            if (cfg.tombstoneTicks > 0 && rpc.state == Rpc.State.SERVER_AWAITING_ACK) {
+                // Acknowledged: the client has the response, so any request packet for this id
+                // still in the network is a late duplicate that must not run again.
+                // Kept for two round trips at least: on a slow path a copy can be late by that much.
+                long rtt = peer.roundTripTicks(cfg.tickNanos, roundTripCapTicks);
+                peer.tombstones.put(rpc.clientId(), clock.tick() + Math.max(cfg.tombstoneTicks, 2L * rtt));
+            }
+        }
+        rpc.state = Rpc.State.DEAD;
+        unlinkLive(rpc);
+        grants.schedule(control); // freed budget may unblock needy messages
+    }
+
+    /** Forgets the RPC's incoming message: out of the scheduler, its budget and memory released. */
+    IncomingMessage releaseIncoming(Rpc rpc) {
+        IncomingMessage in = rpc.in;
+        grants.forget(in);
+        limits.charge(rpc.peer, -in.footprint());
+        rpc.in = null;
+        return in;
+    }
+
+    // ------------------------------------------------------------------ live list
+
+    /** The oldest live RPC (follow {@link Rpc#newerLive} for the rest), or null. */
+    Rpc oldestLive() {
+        return oldestLive;
+    }
+
+    private void linkLive(Rpc rpc) {
+        rpc.olderLive = newestLive;
+        if (newestLive != null) {
+            newestLive.newerLive = rpc;
+        } else {
+            oldestLive = rpc;
+        }
+        newestLive = rpc;
+    }
+
+    private void unlinkLive(Rpc rpc) {
+        if (rpc.olderLive != null) {
+            rpc.olderLive.newerLive = rpc.newerLive;
+        } else if (oldestLive == rpc) {
+            oldestLive = rpc.newerLive;
+        }
+        if (rpc.newerLive != null) {
+            rpc.newerLive.olderLive = rpc.olderLive;
+        } else if (newestLive == rpc) {
+            newestLive = rpc.olderLive;
+        }
+        rpc.olderLive = null;
+        rpc.newerLive = null;
+    }
+
+    // ------------------------------------------------------------------ peers and counts
+
+    /** Every known peer (a live view: do not add or remove through it). */
+    Collection<Peer> peers() {
+        return peers.values();
+    }
+
+    int peerCount() {
+        return peers.size();
+    }
+
+    /** Forgets idle peers once there are many (see {@link #PEER_SWEEP_THRESHOLD}). */
+    void sweepIdlePeers() {
+        if (peers.size() > PEER_SWEEP_THRESHOLD) {
+            peers.values().removeIf(Peer::idle);
+        }
+    }
+
+    int clientRpcCount() {
+        return clientRpcs.size();
+    }
+
+    int serverRpcCount() {
+        return serverRpcCount;
+    }
+
+    int liveRpcs() {
+        return clientRpcs.size() + serverRpcCount;
+    }
+
+    /** Whether anything needs the timer: an RPC, a tombstone or an owed ack. */
+    boolean hasTimedState() {
+        if (!clientRpcs.isEmpty() || serverRpcCount > 0) {
+            return true;
+        }
+        for (Peer p : peers.values()) {
+            if (!p.tombstones.isEmpty() || !p.pendingAcks.isEmpty()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    int tombstones() {
+        int n = 0;
+        for (Peer p : peers.values()) {
+            n += p.tombstones.size();
+        }
+        return n;
+    }
+
+    /** Whether no peer holds anything (see {@link Peer#idle}). */
+    boolean allPeersIdle() {
+        for (Peer p : peers.values()) {
+            if (!p.idle()) {
+                return false;
+            }
+        }
+        return true;
+    }
+}
