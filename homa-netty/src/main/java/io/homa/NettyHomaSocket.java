@@ -148,6 +148,11 @@ final class NettyHomaSocket implements HomaSocket {
         return transport;
     }
 
+    /** Where user code runs, with the queue of requests waiting for the handler: for tests. */
+    Dispatcher dispatcher() {
+        return dispatcher;
+    }
+
     /** The channel of {@code loop} for priority {@code level}: for tests that read its options. */
     Channel channel(int loop, int level) {
         return channels[loop][level];

@@ -97,6 +97,7 @@ class BadArgumentTest {
                 () -> HomaConfig.builder().defaultDeadline(Duration.ZERO).build());
         refused(HomaBadArgumentException.class, "tosByLevel", () -> HomaConfig.builder().tosByLevel(1, 2).build());
         refused(HomaBadArgumentException.class, "bindAddress", () -> HomaConfig.builder().bindAddress(null).build());
+        refused(HomaBadArgumentException.class, "maxQueuedRequests", () -> HomaConfig.builder().maxQueuedRequests(0).build());
     }
 
     @Test

@@ -1,0 +1,203 @@
+package io.homa;
+
+import com.sun.management.GarbageCollectionNotificationInfo;
+import com.sun.management.GcInfo;
+import org.junit.jupiter.api.Test;
+
+import javax.management.Notification;
+import javax.management.NotificationEmitter;
+import javax.management.NotificationListener;
+import javax.management.openmbean.CompositeData;
+
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
+import java.lang.management.MemoryUsage;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * A slow application under a flood: a handler that takes 10 ms on two threads (200 requests a
+ * second at best) gets 20,000 requests from 8 clients at once, in a JVM with a 128 MiB heap (the
+ * pom's {@code slow-handler-flood} execution). The server must refuse what its handlers cannot
+ * work off ({@link HomaConfig#maxQueuedRequests()}) instead of queueing it: no
+ * OutOfMemoryError, the heap's live set stays small (measured after each collection), every call
+ * completes or fails with a HomaException within its deadline, the handler never runs for a
+ * request already dropped, and the server serves normally once the flood stops.
+ */
+class SlowHandlerFloodTest {
+    private static final int CLIENTS = 8;
+    private static final int CALLS = 20_000;
+    private static final int MAX_QUEUED = 64;
+    private static final Duration HANDLER_TIME = Duration.ofMillis(10);
+    private static final Duration DEADLINE = Duration.ofSeconds(3);
+    /** Timer and executor scheduling on a machine shared with other builds. */
+    private static final Duration SLACK = Duration.ofMillis(2_000);
+    /**
+     * Generous, three quarters of the 128 MiB heap: the measured high-water (docs/security.md) is
+     * about 50 MiB, most of it the clients' 20,000 calls and the leak detector's records.
+     */
+    private static final long MAX_LIVE_HEAP = 96L << 20;
+
+    @Test
+    void aFloodOnASlowHandlerIsRefusedFastAndBounded_andTheServerRecovers() throws Exception {
+        assumeTrue(Runtime.getRuntime().maxMemory() <= 256L << 20, "runs in the pom's slow-handler-flood execution"
+                + " (-Xmx128m); this JVM's heap is " + (Runtime.getRuntime().maxMemory() >> 20) + " MiB");
+        AtomicInteger ran = new AtomicInteger();
+        AtomicInteger ranWhenDropped = new AtomicInteger();
+        HomaConfig serverConfig = Loopback.config().executorThreads(2).maxQueuedRequests(MAX_QUEUED)
+                .requestTimeout(DEADLINE).build();
+        List<HomaSocket> clients = new ArrayList<>();
+        LiveHeapMonitor heap = new LiveHeapMonitor();
+        try (HomaSocket server = HomaSocket.open(serverConfig)) {
+            server.serve(r -> {
+                if (!r.isOpen()) {
+                    ranWhenDropped.incrementAndGet();
+                }
+                ran.incrementAndGet();
+                long until = System.nanoTime() + HANDLER_TIME.toNanos();
+                while (System.nanoTime() - until < 0) {
+                    LockSupport.parkNanos(until - System.nanoTime()); // the application's work
+                }
+                r.reply(r.toByteArray());
+            });
+            InetSocketAddress to = Loopback.addressOf(server);
+            for (int i = 0; i < CLIENTS; i++) {
+                clients.add(HomaSocket.open(Loopback.config().build()));
+            }
+            heap.start();
+            long floodStart = System.nanoTime();
+            List<CompletableFuture<Long>> took = new ArrayList<>(CALLS);
+            AtomicLong succeeded = new AtomicLong();
+            for (int i = 0; i < CALLS; i++) {
+                byte[] request = new byte[100];
+                request[0] = (byte) i;
+                long start = System.nanoTime();
+                took.add(clients.get(i % CLIENTS).call(to, request, DEADLINE).handle((v, e) -> {
+                    if (e == null) {
+                        assertArrayEquals(request, v);
+                        succeeded.incrementAndGet();
+                    } else {
+                        assertInstanceOf(HomaException.class, e, "a call failed without a HomaException");
+                    }
+                    return System.nanoTime() - start;
+                }));
+            }
+            Map<String, Integer> outcomes = new TreeMap<>();
+            long slowest = 0;
+            for (int i = 0; i < CALLS; i++) {
+                long nanos = took.get(i).get(DEADLINE.plus(SLACK).toMillis() * 4, TimeUnit.MILLISECONDS);
+                slowest = Math.max(slowest, nanos);
+            }
+            long floodNanos = System.nanoTime() - floodStart;
+            heap.stop();
+            for (HomaSocket c : clients) {
+                HomaMetrics m = c.metrics();
+                outcomes.merge("succeeded", (int) m.shell(HomaMetrics.Shell.CALLS_SUCCEEDED), Integer::sum);
+                outcomes.merge("overloaded", (int) m.shell(HomaMetrics.Shell.CALLS_OVERLOADED), Integer::sum);
+                outcomes.merge("deadline", (int) m.shell(HomaMetrics.Shell.CALLS_DEADLINE_EXPIRED), Integer::sum);
+                outcomes.merge("failed", (int) m.shell(HomaMetrics.Shell.CALLS_FAILED), Integer::sum);
+            }
+            HomaMetrics sm = server.metrics();
+            String figures = String.format("slow handler flood: %d calls in %d ms, outcomes %s, slowest %d ms;"
+                            + " server: queued high-water %d, overloaded %d, skipped %d, dropped %d, handler ran %d;"
+                            + " live heap high-water %.1f MiB (heap %d MiB)",
+                    CALLS, floodNanos / 1_000_000, outcomes, slowest / 1_000_000,
+                    ((NettyHomaSocket) server).dispatcher().queuedRequestsHighWater(),
+                    sm.shell(HomaMetrics.Shell.REQUESTS_OVERLOADED), sm.shell(HomaMetrics.Shell.REQUESTS_SKIPPED),
+                    sm.shell(HomaMetrics.Shell.REQUESTS_DROPPED), ran.get(), heap.highWater() / 1048576.0,
+                    Runtime.getRuntime().maxMemory() >> 20);
+            System.out.println(figures + "\nserver " + sm + "\nclient 0 " + clients.get(0).metrics());
+
+            assertTrue(slowest <= DEADLINE.plus(SLACK).toNanos(), "a call ended after its deadline plus " + SLACK
+                    + ": " + figures);
+            assertEquals(CALLS, outcomes.get("succeeded") + outcomes.get("failed"), figures);
+            assertEquals(succeeded.get(), outcomes.get("succeeded").longValue(), figures);
+            assertTrue(outcomes.get("overloaded") > 0, "nothing was refused for overload: " + figures);
+            assertTrue(((NettyHomaSocket) server).dispatcher().queuedRequestsHighWater() <= MAX_QUEUED, figures);
+            assertEquals(0, ranWhenDropped.get(), "a handler ran for a request already dropped: " + figures);
+            assertTrue(heap.highWater() > 0 && heap.highWater() <= MAX_LIVE_HEAP, figures);
+
+            // The flood is over: once the server has worked off (or timed out) what it queued, it
+            // serves every call again.
+            Loopback.awaitIdle(server);
+            for (int i = 0; i < 20; i++) {
+                byte[] request = {(byte) i, 1, 2, 3};
+                assertArrayEquals(request, clients.get(i % CLIENTS).call(to, request, Duration.ofSeconds(10))
+                        .get(20, TimeUnit.SECONDS), "after the flood, call " + i + ": " + server.metrics());
+            }
+            Loopback.awaitIdle(server);
+            Loopback.awaitIdle(clients.toArray(new HomaSocket[0]));
+        } finally {
+            heap.stop();
+            for (HomaSocket c : clients) {
+                c.close();
+            }
+        }
+    }
+
+    /**
+     * The largest heap in use right after a garbage collection (the live set plus what that
+     * collection left for later, not garbage waiting to be collected), from the collectors' own
+     * notifications, while running.
+     */
+    private static final class LiveHeapMonitor implements NotificationListener {
+        private final AtomicLong highWater = new AtomicLong();
+        private volatile boolean running;
+
+        void start() throws Exception {
+            running = true;
+            for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+                ((NotificationEmitter) gc).addNotificationListener(this, null, null);
+            }
+        }
+
+        void stop() throws Exception {
+            if (!running) {
+                return;
+            }
+            System.gc(); // one more figure, should the flood have been too short for any collection
+            running = false;
+            for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+                ((NotificationEmitter) gc).removeNotificationListener(this);
+            }
+        }
+
+        @Override
+        public void handleNotification(Notification n, Object handback) {
+            if (!running || !n.getType().equals(GarbageCollectionNotificationInfo.GARBAGE_COLLECTION_NOTIFICATION)) {
+                return;
+            }
+            GcInfo info = GarbageCollectionNotificationInfo.from((CompositeData) n.getUserData()).getGcInfo();
+            long used = 0;
+            for (MemoryPoolMXBean p : ManagementFactory.getMemoryPoolMXBeans()) {
+                MemoryUsage after = info.getMemoryUsageAfterGc().get(p.getName());
+                if (p.getType() == MemoryType.HEAP && after != null) {
+                    used += after.getUsed();
+                }
+            }
+            highWater.accumulateAndGet(used, Math::max);
+        }
+
+        long highWater() {
+            return highWater.get();
+        }
+    }
+}
