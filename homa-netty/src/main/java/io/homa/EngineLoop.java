@@ -373,7 +373,12 @@ final class EngineLoop {
             overloaded(from, OverloadNotice.clientRpcId(bytes));
             return;
         }
-        engine.onDatagram(System.nanoTime(), from, bytes);
+        try {
+            engine.onDatagram(System.nanoTime(), from, bytes);
+        } catch (RuntimeException e) { // the engine validates everything: this is a bug, but not the peer's win
+            shell[Shell.DATAGRAMS_DROPPED.ordinal()]++;
+            log.warn("Homa engine failed on a {}-byte datagram from {}; dropped", n, from, e);
+        }
     }
 
     /** The loop whose engine owns the RPC a datagram is about (ours unless it names our client RPC). */
