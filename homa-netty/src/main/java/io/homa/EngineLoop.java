@@ -521,7 +521,7 @@ final class EngineLoop {
             if (!r.isOpen() || System.nanoTime() - expiresAt >= 0) {
                 // Dropped (timed out, socket closed) while it waited: its caller has been or will
                 // be told so; running the handler now could only do work nobody waits for.
-                dropRequest(r, "its request timeout passed while it waited for a handler thread");
+                dropRequest(r, "its request timeout passed before a handler thread was free");
                 runOnLoop(() -> shell[Shell.REQUESTS_SKIPPED.ordinal()]++);
                 return;
             }

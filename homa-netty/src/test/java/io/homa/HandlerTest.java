@@ -199,7 +199,7 @@ class HandlerTest {
         List<Integer> ran = new java.util.concurrent.CopyOnWriteArrayList<>();
         HomaConfig serverConfig = Loopback.config().executorThreads(1).requestTimeout(Duration.ofMillis(300)).build();
         try (HomaSocket server = HomaSocket.open(serverConfig);
-             HomaSocket client = HomaSocket.open(Loopback.config().build())) {
+             HomaSocket client = HomaSocket.open(Loopback.config().maxRestarts(3).build())) {
             server.serve(r -> {
                 byte[] b = r.toByteArray();
                 ran.add((int) b[0]);
@@ -212,12 +212,15 @@ class HandlerTest {
                 }
                 r.reply(b);
             });
-            client.call(Loopback.addressOf(server), new byte[]{0}, Duration.ofSeconds(20));
+            // Its deadline ends its RPC before the server's timeout drops it, so no retry of it is
+            // dropped again: the second drop counted below is request 1's.
+            client.call(Loopback.addressOf(server), new byte[]{0}, Duration.ofMillis(200));
             Loopback.await(Duration.ofSeconds(10), () -> ran.size() == 1, server::toString);
             CompletableFuture<byte[]> waiting = client.call(Loopback.addressOf(server), new byte[]{1}, Duration.ofSeconds(20));
-            // Both time out: request 0 in its handler, request 1 while it waits for the handler thread.
+            // Both time out: request 0 in its handler, request 1 while it waits for the handler thread
+            // (and its retries are dropped too).
             Loopback.await(Duration.ofSeconds(10),
-                    () -> server.metrics().shell(HomaMetrics.Shell.REQUESTS_DROPPED) >= 2, // retries are dropped too
+                    () -> server.metrics().shell(HomaMetrics.Shell.REQUESTS_DROPPED) >= 2,
                     () -> server.metrics().toString());
             release.countDown();
             assertInstanceOf(HomaUnknownRpcException.class, failure(waiting));
