@@ -2,6 +2,7 @@ package io.homa;
 
 import io.homa.HomaMetrics.Shell;
 import io.homa.core.Transmit;
+import io.homa.core.wire.WireFormat;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
@@ -99,8 +100,7 @@ final class DatagramWriter {
     /** Sends what the engine just wrote into the buffer from {@link #reserve()}. */
     void send(Transmit t) {
         int length = t.length();
-        ByteBuf bytes = batch.retainedSlice(batch.writerIndex(), length);
-        batch.writerIndex(batch.writerIndex() + length);
+        ByteBuf bytes = take(length);
         int chIndex = channelOfLevel[t.priority()];
         Channel ch = channels.get(chIndex);
         InetSocketAddress to = t.destination();
@@ -125,6 +125,25 @@ final class DatagramWriter {
         if (unflushedBytes >= FLUSH_THRESHOLD) {
             flush();
         }
+    }
+
+    /**
+     * Sends an {@link OverloadNotice} about the client's RPC {@code clientRpcId} to that client, {@code to},
+     * at the highest priority (never subject to fault injection: it is the shell's, not the engine's).
+     */
+    void sendOverloadNotice(InetSocketAddress to, long clientRpcId) {
+        OverloadNotice.write(reserve(), clientRpcId);
+        int chIndex = channelOfLevel[WireFormat.MAX_PRIORITY];
+        shell[Shell.BYTES_SENT_CONTROL.ordinal()] += OverloadNotice.LENGTH;
+        shell[Shell.DATAGRAMS_SENT.ordinal()]++;
+        write(channels.get(chIndex), chIndex, new DatagramPacket(take(OverloadNotice.LENGTH), to));
+    }
+
+    /** The {@code length} bytes just written after the batch's writer index, as a slice of their own. */
+    private ByteBuf take(int length) {
+        ByteBuf bytes = batch.retainedSlice(batch.writerIndex(), length);
+        batch.writerIndex(batch.writerIndex() + length);
+        return bytes;
     }
 
     private void sendWithFaults(Channel ch, int chIndex, ByteBuf bytes, Transmit t) {

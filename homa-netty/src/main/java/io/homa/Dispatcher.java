@@ -20,6 +20,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * event loop; a user-given executor; or, with {@link HomaConfig#inlineExecution()}, the event loop
  * itself. Once the socket is closed and its pool stopped, work runs on the calling thread, so a
  * future is never left uncompleted.
+ *
+ * <p>Requests waiting for their handler to start are counted against
+ * {@link HomaConfig#maxQueuedRequests()} (whatever the executor): the event loops refuse a request
+ * that {@link #admitRequest()} does not admit, so a slow application cannot make the socket hold
+ * an unbounded queue of requests.
  */
 final class Dispatcher {
     private static final Logger log = LoggerFactory.getLogger(Dispatcher.class);
@@ -28,25 +33,58 @@ final class Dispatcher {
     /** Our own pool, which close() stops; null when the executor is the user's or inline. */
     private final ExecutorService ownPool;
     private final MarkingThreadFactory marker;
+    private final int maxQueuedRequests;
+    /** Requests admitted and not yet started by their handler task. */
+    private final AtomicInteger queuedRequests = new AtomicInteger();
+    /** The most requests ever queued at once. */
+    private final AtomicInteger queuedHighWater = new AtomicInteger();
 
-    private Dispatcher(Executor executor, ExecutorService ownPool, MarkingThreadFactory marker) {
+    private Dispatcher(Executor executor, ExecutorService ownPool, MarkingThreadFactory marker, int maxQueuedRequests) {
         this.executor = executor;
         this.ownPool = ownPool;
         this.marker = marker;
+        this.maxQueuedRequests = maxQueuedRequests;
     }
 
     static Dispatcher create(HomaConfig config, int socketSerial) {
         if (config.inlineExecution()) {
-            return new Dispatcher(Runnable::run, null, null);
+            return new Dispatcher(Runnable::run, null, null, config.maxQueuedRequests());
         }
         if (config.executor() != null) {
-            return new Dispatcher(config.executor(), null, null);
+            return new Dispatcher(config.executor(), null, null, config.maxQueuedRequests());
         }
         MarkingThreadFactory marker = new MarkingThreadFactory("homa-exec-" + socketSerial);
         ThreadPoolExecutor pool = new ThreadPoolExecutor(config.executorThreads(), config.executorThreads(),
                 10, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), marker);
         pool.allowCoreThreadTimeOut(true);
-        return new Dispatcher(pool, pool, marker);
+        return new Dispatcher(pool, pool, marker, config.maxQueuedRequests());
+    }
+
+    /**
+     * Takes a place in the request queue (any thread); false when it is full. The handler task of
+     * an admitted request must call {@link #requestStarted()} first thing.
+     */
+    boolean admitRequest() {
+        while (true) {
+            int n = queuedRequests.get();
+            if (n >= maxQueuedRequests) {
+                return false;
+            }
+            if (queuedRequests.compareAndSet(n, n + 1)) {
+                queuedHighWater.accumulateAndGet(n + 1, Math::max);
+                return true;
+            }
+        }
+    }
+
+    /** An admitted request's handler task started: its place in the queue is free again. */
+    void requestStarted() {
+        queuedRequests.decrementAndGet();
+    }
+
+    /** The most requests that ever waited for their handler at once. */
+    int queuedRequestsHighWater() {
+        return queuedHighWater.get();
     }
 
     /** Runs {@code task} on the user-code executor (or here, if that executor refuses it). */

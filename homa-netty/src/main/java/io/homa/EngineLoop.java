@@ -368,8 +368,17 @@ final class EngineLoop {
         if (closed) {
             return;
         }
-        engine.onDatagram(System.nanoTime(), from, bytes);
         readPending = true;
+        if (OverloadNotice.is(bytes)) {
+            overloaded(from, OverloadNotice.clientRpcId(bytes));
+            return;
+        }
+        try {
+            engine.onDatagram(System.nanoTime(), from, bytes);
+        } catch (RuntimeException e) { // the engine validates everything: this is a bug, but not the peer's win
+            shell[Shell.DATAGRAMS_DROPPED.ordinal()]++;
+            log.warn("Homa engine failed on a {}-byte datagram from {}; dropped", n, from, e);
+        }
     }
 
     /** The loop whose engine owns the RPC a datagram is about (ours unless it names our client RPC). */
@@ -500,9 +509,22 @@ final class EngineLoop {
             dropOnLoop(r, handler == null ? "no handler is set (serve() not called)" : "dropped before, retried");
             return;
         }
+        if (!dispatcher.admitRequest()) {
+            refuseOverloaded(now, r);
+            return;
+        }
         shell[Shell.REQUESTS_HANDLED.ordinal()]++;
         r.expiry = loop.schedule(() -> requestTimedOut(r), requestTimeoutNanos, TimeUnit.NANOSECONDS);
+        long expiresAt = now + requestTimeoutNanos;
         dispatcher.execute(() -> {
+            dispatcher.requestStarted();
+            if (!r.isOpen() || System.nanoTime() - expiresAt >= 0) {
+                // Dropped (timed out, socket closed) while it waited: its caller has been or will
+                // be told so; running the handler now could only do work nobody waits for.
+                dropRequest(r, "its request timeout passed before a handler thread was free");
+                runOnLoop(() -> shell[Shell.REQUESTS_SKIPPED.ordinal()]++);
+                return;
+            }
             try {
                 handler.handle(r);
             } catch (Throwable t) {
@@ -510,6 +532,35 @@ final class EngineLoop {
                 dropRequest(r, "the handler threw " + t);
             }
         });
+    }
+
+    /**
+     * Refuses a request without running its handler: the queue of requests waiting for one is
+     * full. The engine frees the RPC and the client hears an {@link OverloadNotice}. The request is
+     * not remembered as dropped: should the notice be lost, the client's retry is judged afresh.
+     */
+    private void refuseOverloaded(long now, ServerRequest r) {
+        r.markDropped();
+        shell[Shell.REQUESTS_OVERLOADED.ordinal()]++;
+        log.debug("{} refused: {} requests wait for the handler already", r, socket.config().maxQueuedRequests());
+        abandon(now, r.peer(), r.rpcId);
+        writer.sendOverloadNotice(r.peer(), r.rpcId);
+    }
+
+    /** A server refused our call {@code rpcId} unrun ({@link OverloadNotice}): fail it, if {@code from} owns it. */
+    private void overloaded(InetSocketAddress from, long rpcId) {
+        ClientCall<?> c = calls.get(rpcId);
+        if (c == null || !c.server.equals(from)) {
+            shell[Shell.DATAGRAMS_DROPPED.ordinal()]++; // finished already, or not from its server
+            return;
+        }
+        calls.remove(rpcId);
+        c.cancelTimer();
+        engine.abort(System.nanoTime(), rpcId);
+        shell[Shell.CALLS_OVERLOADED.ordinal()]++;
+        fail(c, new HomaOverloadedException(c + " refused by the server: more than its maxQueuedRequests"
+                + " requests wait for its handler; it did not run this one (retry later)"));
+        releaseSlot(c.server);
     }
 
     private static HomaException toException(ClientCall<?> c, RpcError error) {

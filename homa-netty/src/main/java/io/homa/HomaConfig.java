@@ -35,6 +35,11 @@ public final class HomaConfig {
     public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(30);
     /** How long a server waits for a handler's reply before it drops the request: 30 seconds. */
     public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(30);
+    /**
+     * Requests waiting for a handler thread, per socket, by default: 10,000. A request beyond it is
+     * refused at once and its caller fails with {@link HomaOverloadedException}.
+     */
+    public static final int DEFAULT_MAX_QUEUED_REQUESTS = 10_000;
     /** Calls per server one engine runs at once by default (more wait in the socket, under their deadlines). */
     public static final int DEFAULT_MAX_CALLS_PER_SERVER = 1000;
     /**
@@ -87,6 +92,7 @@ public final class HomaConfig {
     private final Duration requestTimeout;
     private final int eventLoops;
     private final int maxCallsPerServer;
+    private final int maxQueuedRequests;
     private final Executor executor;
     private final int executorThreads;
     private final boolean inlineExecution;
@@ -110,6 +116,7 @@ public final class HomaConfig {
         this.requestTimeout = b.requestTimeout;
         this.eventLoops = b.eventLoops;
         this.maxCallsPerServer = b.maxCallsPerServer;
+        this.maxQueuedRequests = b.maxQueuedRequests;
         this.executor = b.executor;
         this.executorThreads = b.executorThreads;
         this.inlineExecution = b.inlineExecution;
@@ -152,6 +159,7 @@ public final class HomaConfig {
         b.requestTimeout = requestTimeout;
         b.eventLoops = eventLoops;
         b.maxCallsPerServer = maxCallsPerServer;
+        b.maxQueuedRequests = maxQueuedRequests;
         b.executor = executor;
         b.executorThreads = executorThreads;
         b.inlineExecution = inlineExecution;
@@ -209,6 +217,13 @@ public final class HomaConfig {
      * the socket, in order, under their deadlines. Default {@link #DEFAULT_MAX_CALLS_PER_SERVER}.
      */
     public int maxCallsPerServer() { return maxCallsPerServer; }
+
+    /**
+     * Most requests of this socket waiting for their handler to start (received, not yet run).
+     * A request beyond it is refused without running the handler: its caller fails quickly with
+     * {@link HomaOverloadedException}. Default {@link #DEFAULT_MAX_QUEUED_REQUESTS}.
+     */
+    public int maxQueuedRequests() { return maxQueuedRequests; }
 
     /** The executor for handlers and completions, or {@code null}: the socket makes its own pool. */
     public Executor executor() { return executor; }
@@ -278,6 +293,7 @@ public final class HomaConfig {
         private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
         private int eventLoops = 1;
         private int maxCallsPerServer = DEFAULT_MAX_CALLS_PER_SERVER;
+        private int maxQueuedRequests = DEFAULT_MAX_QUEUED_REQUESTS;
         private Executor executor;
         private int executorThreads = Math.max(2, Runtime.getRuntime().availableProcessors());
         private boolean inlineExecution;
@@ -423,6 +439,17 @@ public final class HomaConfig {
         public Builder maxCallsPerServer(int v) { this.maxCallsPerServer = v; return this; }
 
         /**
+         * Most requests waiting for their handler to start, per socket (at least 1). When handlers
+         * fall behind, a request over this bound is refused at once: the server sends the caller
+         * an overload notice and frees the request, and the caller's future fails with
+         * {@link HomaOverloadedException} (it may retry later). The handler never runs for it.
+         * The bound keeps a flood from holding unbounded memory in waiting requests; size it to
+         * what the handlers can work off within the callers' deadlines. Default
+         * {@link #DEFAULT_MAX_QUEUED_REQUESTS}.
+         */
+        public Builder maxQueuedRequests(int v) { this.maxQueuedRequests = v; return this; }
+
+        /**
          * Where handlers run and call futures complete, instead of the socket's own pool. The
          * socket never shuts a given executor down. Ignored with {@link #inlineExecution(boolean)}.
          */
@@ -494,6 +521,7 @@ public final class HomaConfig {
             check(eventLoops >= 1 && eventLoops <= 64 && Integer.bitCount(eventLoops) == 1,
                     "eventLoops must be a power of two in 1..64, was " + eventLoops);
             check(maxCallsPerServer >= 0, "maxCallsPerServer must be >= 0 (0: no limit), was " + maxCallsPerServer);
+            check(maxQueuedRequests >= 1, "maxQueuedRequests must be >= 1, was " + maxQueuedRequests);
             check(executorThreads >= 1, "executorThreads must be >= 1, was " + executorThreads);
             check(tosByLevel != null && tosByLevel.length == WireFormat.PRIORITY_LEVELS,
                     "tosByLevel must have 8 entries (one per level), was "

@@ -29,6 +29,8 @@ public class HomaException extends RuntimeException {
         UNKNOWN_RPC,
         /** An argument can never work (null, negative, unresolved...): {@link HomaBadArgumentException}. */
         BAD_ARGUMENT,
+        /** The server's handlers were too far behind and it refused the request unrun: {@link HomaOverloadedException}. */
+        OVERLOADED,
         /** A configured limit (most live RPCs in one engine) is reached; retry later. */
         RESOURCE_LIMIT,
         /** The operating system refused something (e.g. binding the socket). */

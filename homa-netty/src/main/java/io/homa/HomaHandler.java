@@ -18,6 +18,10 @@ package io.homa;
  */
 @FunctionalInterface
 public interface HomaHandler {
-    /** Called once per request that arrived complete. */
+    /**
+     * Called at most once per request that arrived complete: not for a request refused because
+     * {@link HomaConfig#maxQueuedRequests()} requests already waited for a handler, nor for one
+     * dropped (request timeout passed, socket closed) before a handler thread was free.
+     */
     void handle(HomaRequest request) throws Exception;
 }

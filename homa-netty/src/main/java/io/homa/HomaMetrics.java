@@ -53,12 +53,26 @@ public final class HomaMetrics {
         CALLS_CLOSED,
         /** Calls the caller cancelled (their RPC aborted in the engine). */
         CALLS_CANCELLED,
+        /** Calls failed with {@link HomaOverloadedException}: the server refused them unrun. */
+        CALLS_OVERLOADED,
         /** Requests delivered to the handler. */
         REQUESTS_HANDLED,
         /** Requests answered by the handler. */
         REQUESTS_REPLIED,
         /** Requests dropped: the handler threw, never replied in time, or none was set. */
         REQUESTS_DROPPED,
+        /**
+         * Requests refused unrun because {@link HomaConfig#maxQueuedRequests()} requests already
+         * waited for their handler (the caller gets {@link HomaOverloadedException}).
+         */
+        REQUESTS_OVERLOADED,
+        /** Requests whose handler never ran: their request timeout passed (or the socket closed) while they waited. */
+        REQUESTS_SKIPPED,
+        /**
+         * Datagrams the shell itself dropped: overload notices naming none of our live calls or
+         * not from its server, and datagrams whose processing failed (see the log).
+         */
+        DATAGRAMS_DROPPED,
         /** Fault injection: datagrams dropped on purpose. */
         FAULTS_DROPPED,
         /** Fault injection: datagrams sent twice on purpose. */

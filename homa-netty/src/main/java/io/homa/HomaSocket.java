@@ -71,8 +71,9 @@ public interface HomaSocket extends AutoCloseable {
     /**
      * Sends {@code request} to {@code server}; the future completes with the response, or
      * exceptionally with a {@link HomaException}: {@link HomaTimeoutException} (silent server or
-     * deadline passed), {@link HomaUnknownRpcException}, {@link HomaClosedException}, or kind
-     * {@link HomaException.Kind#RESOURCE_LIMIT}.
+     * deadline passed), {@link HomaUnknownRpcException}, {@link HomaOverloadedException} (the
+     * server refused it unrun: its handlers were too far behind), {@link HomaClosedException}, or
+     * kind {@link HomaException.Kind#RESOURCE_LIMIT}.
      *
      * <p>Buffers: the socket reads {@code request} without copying until the future completes: do
      * not change the array before then. The response array belongs to the caller.

@@ -66,6 +66,8 @@ final class NettyHomaSocket implements HomaSocket {
     private final AtomicInteger nextLoop = new AtomicInteger();
     private volatile HomaHandler handler;
     private InetSocketAddress localAddress;
+    /** The channels of each loop, by priority level (levels may share one). */
+    private Channel[][] channels = new Channel[0][];
 
     private NettyHomaSocket(HomaConfig config) {
         this.config = config;
@@ -102,6 +104,7 @@ final class NettyHomaSocket implements HomaSocket {
         boolean shared = loops.length > 1 || (config.prioritySockets() && distinctTos() > 1);
         int port = 0;
         Channel[][] byLevel = new Channel[loops.length][WireFormat.PRIORITY_LEVELS];
+        channels = byLevel;
         for (int i = 0; i < loops.length; i++) {
             Map<Integer, Channel> byTos = new HashMap<>();
             for (int level = 0; level < WireFormat.PRIORITY_LEVELS; level++) {
@@ -141,6 +144,21 @@ final class NettyHomaSocket implements HomaSocket {
             s.add(config.tos(level));
         }
         return s.size();
+    }
+
+    /** What the transport choice came to (epoll or NIO, GSO, GRO): for tests that must know. */
+    Transport transport() {
+        return transport;
+    }
+
+    /** Where user code runs, with the queue of requests waiting for the handler: for tests. */
+    Dispatcher dispatcher() {
+        return dispatcher;
+    }
+
+    /** The channel of {@code loop} for priority {@code level}: for tests that read its options. */
+    Channel channel(int loop, int level) {
+        return channels[loop][level];
     }
 
     @Override

@@ -103,6 +103,7 @@ class BadArgumentTest {
                 () -> HomaConfig.builder().grantFifoFraction(501).build());
         refused(HomaBadArgumentException.class, "defaultUnscheduledPriority",
                 () -> HomaConfig.builder().maxScheduledPriority(6).defaultUnscheduledPriority(6).build());
+        refused(HomaBadArgumentException.class, "maxQueuedRequests", () -> HomaConfig.builder().maxQueuedRequests(0).build());
     }
 
     @Test

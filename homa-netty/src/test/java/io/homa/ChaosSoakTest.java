@@ -37,8 +37,21 @@ class ChaosSoakTest {
     private static final int MAX_IN_FLIGHT = 64;
     private static final Duration DEADLINE = Duration.ofSeconds(3);
 
-    /** One call as the test sees it. */
-    private record Call(long token, byte[] request, long startedNanos, CompletableFuture<byte[]> future) {
+    /**
+     * Least share of the calls not cancelled that must complete: docs/security.md reports 97.7% to
+     * 98.7% (the failures are calls caught by the server restart or by heavy loss); the margin of
+     * 7 points is for a machine shared with other builds.
+     */
+    private static final double MIN_SUCCESS_RATE = 0.90;
+    /** How late after its deadline a failed call may have failed: timer and executor scheduling on a busy machine. */
+    private static final Duration FAILURE_SLACK = Duration.ofMillis(1_500);
+
+    /** One call as the test sees it; {@code endedNanos} completes with the time its future completed. */
+    private record Call(long token, byte[] request, long startedNanos, CompletableFuture<byte[]> future,
+                        CompletableFuture<Long> endedNanos) {
+        Call(long token, byte[] request, CompletableFuture<byte[]> future, long startedNanos) {
+            this(token, request, startedNanos, future, future.handle((v, e) -> System.nanoTime()));
+        }
     }
 
     @Test
@@ -96,7 +109,8 @@ class ChaosSoakTest {
                 random.nextBytes(request);
                 ByteBuffer.wrap(request).putLong(0, token);
                 HomaSocket client = clients.get(random.nextInt(CLIENTS));
-                Call c = new Call(token++, request, System.nanoTime(), client.call(to, request, DEADLINE));
+                long started = System.nanoTime();
+                Call c = new Call(token++, request, client.call(to, request, DEADLINE), started);
                 all.add(c);
                 open.add(c);
                 if (random.nextInt(50) == 0 && !open.isEmpty()) { // a client gives up on some call
@@ -118,12 +132,18 @@ class ChaosSoakTest {
                     // the caller's own choice
                 } catch (ExecutionException e) {
                     assertInstanceOf(HomaException.class, e.getCause(), "call " + c.token + " failed without a HomaException");
+                    long took = c.endedNanos.get() - c.startedNanos; // set right as the future completed
+                    assertTrue(took <= DEADLINE.plus(FAILURE_SLACK).toNanos(), "call " + c.token + " failed after "
+                            + took / 1_000_000 + " ms, past its deadline of " + DEADLINE + " plus " + FAILURE_SLACK
+                            + ": " + e.getCause());
                     failures.merge(e.getCause().getClass().getSimpleName(), 1, Integer::sum);
                     failed++;
                 }
             }
             assertEquals(0, duplicates.get(), "a request reached one server incarnation twice");
-            assertTrue(ok > all.size() / 2, ok + " of " + all.size() + " calls completed; failures " + failures);
+            int decided = ok + failed;
+            assertTrue(ok >= MIN_SUCCESS_RATE * decided, ok + " of " + decided + " calls not cancelled completed, under "
+                    + MIN_SUCCESS_RATE * 100 + "%; failures " + failures);
             assertTrue(restarted);
             final HomaSocket last = server;
             Loopback.awaitIdle(clients.toArray(new HomaSocket[0]));

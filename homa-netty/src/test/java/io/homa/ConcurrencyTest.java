@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -54,7 +55,13 @@ class ConcurrencyTest {
     private static HomaMetrics[] run(HomaConfig serverConfig, HomaConfig clientConfig) throws Exception {
         List<HomaSocket> clients = new ArrayList<>();
         try (HomaSocket server = HomaSocket.open(serverConfig)) {
-            server.serve(r -> r.reply(r.toByteArray()));
+            // How many times the handler ran for each request token (its first 8 bytes).
+            AtomicIntegerArray runs = new AtomicIntegerArray(CALLS);
+            server.serve(r -> {
+                byte[] b = r.toByteArray();
+                runs.incrementAndGet((int) ByteBuffer.wrap(b).getLong());
+                r.reply(b);
+            });
             InetSocketAddress to = Loopback.addressOf(server);
             for (int i = 0; i < CLIENTS; i++) {
                 clients.add(HomaSocket.open(clientConfig));
@@ -89,8 +96,10 @@ class ConcurrencyTest {
                 all[i + 1] = clients.get(i);
             }
             Loopback.awaitIdle(all);
-            long served = server.metrics().shell(HomaMetrics.Shell.REQUESTS_REPLIED);
-            assertTrue(served >= CALLS, "server replied " + served);
+            for (int i = 0; i < CALLS; i++) {
+                assertEquals(1, runs.get(i), "the handler ran request " + i + " " + runs.get(i) + " times");
+            }
+            assertEquals(CALLS, server.metrics().shell(HomaMetrics.Shell.REQUESTS_REPLIED), server.metrics().toString());
             return new HomaMetrics[]{server.metrics(), clients.get(0).metrics()};
         } finally {
             for (HomaSocket c : clients) {

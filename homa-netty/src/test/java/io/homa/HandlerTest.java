@@ -5,6 +5,8 @@ import io.netty.buffer.PooledByteBufAllocator;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -146,6 +148,85 @@ class HandlerTest {
             chained.countDown();
             done.get(30, TimeUnit.SECONDS);
             assertTrue(completionThread.get().startsWith(expectedPrefix), completionThread.get());
+        }
+    }
+
+    @Test
+    void requestsOverTheQueueBoundAreRefusedUnrunAndFailFastWithOverloaded() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger ran = new AtomicInteger();
+        HomaConfig serverConfig = Loopback.config().executorThreads(1).maxQueuedRequests(2).build();
+        try (HomaSocket server = HomaSocket.open(serverConfig);
+             HomaSocket client = HomaSocket.open(Loopback.config().build())) {
+            server.serve(r -> {
+                ran.incrementAndGet();
+                try {
+                    release.await(); // the one handler thread is stuck until the test lets it go
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                r.reply(r.toByteArray());
+            });
+            CompletableFuture<byte[]> running = client.call(Loopback.addressOf(server), new byte[]{0});
+            Loopback.await(Duration.ofSeconds(10), () -> ran.get() == 1, server::toString);
+            CompletableFuture<byte[]> queued1 = client.call(Loopback.addressOf(server), new byte[]{1});
+            CompletableFuture<byte[]> queued2 = client.call(Loopback.addressOf(server), new byte[]{2});
+            Loopback.await(Duration.ofSeconds(10),
+                    () -> server.metrics().shell(HomaMetrics.Shell.REQUESTS_HANDLED) == 3, server::toString);
+            List<CompletableFuture<byte[]>> refused = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                refused.add(client.call(Loopback.addressOf(server), new byte[]{9}, Duration.ofSeconds(20)));
+            }
+            for (CompletableFuture<byte[]> f : refused) {
+                Throwable t = failure(f);
+                assertInstanceOf(HomaOverloadedException.class, t);
+                assertEquals(HomaException.Kind.OVERLOADED, ((HomaException) t).kind());
+            }
+            release.countDown();
+            assertArrayEquals(new byte[]{0}, running.get(10, TimeUnit.SECONDS));
+            assertArrayEquals(new byte[]{1}, queued1.get(10, TimeUnit.SECONDS));
+            assertArrayEquals(new byte[]{2}, queued2.get(10, TimeUnit.SECONDS));
+            assertEquals(3, ran.get(), "the handler ran for a refused request");
+            assertEquals(5, server.metrics().shell(HomaMetrics.Shell.REQUESTS_OVERLOADED), server.metrics().toString());
+            assertEquals(5, client.metrics().shell(HomaMetrics.Shell.CALLS_OVERLOADED), client.metrics().toString());
+            Loopback.awaitIdle(client, server);
+        }
+    }
+
+    @Test
+    void aRequestWhoseTimeoutPassedWhileItWaitedNeverRuns() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        List<Integer> ran = new java.util.concurrent.CopyOnWriteArrayList<>();
+        HomaConfig serverConfig = Loopback.config().executorThreads(1).requestTimeout(Duration.ofMillis(300)).build();
+        try (HomaSocket server = HomaSocket.open(serverConfig);
+             HomaSocket client = HomaSocket.open(Loopback.config().maxRestarts(3).build())) {
+            server.serve(r -> {
+                byte[] b = r.toByteArray();
+                ran.add((int) b[0]);
+                if (b[0] == 0) {
+                    try {
+                        release.await(); // holds the only handler thread past the others' timeout
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                r.reply(b);
+            });
+            // Its deadline ends its RPC before the server's timeout drops it, so no retry of it is
+            // dropped again: the second drop counted below is request 1's.
+            client.call(Loopback.addressOf(server), new byte[]{0}, Duration.ofMillis(200));
+            Loopback.await(Duration.ofSeconds(10), () -> ran.size() == 1, server::toString);
+            CompletableFuture<byte[]> waiting = client.call(Loopback.addressOf(server), new byte[]{1}, Duration.ofSeconds(20));
+            // Both time out: request 0 in its handler, request 1 while it waits for the handler thread
+            // (and its retries are dropped too).
+            Loopback.await(Duration.ofSeconds(10),
+                    () -> server.metrics().shell(HomaMetrics.Shell.REQUESTS_DROPPED) >= 2,
+                    () -> server.metrics().toString());
+            release.countDown();
+            assertInstanceOf(HomaUnknownRpcException.class, failure(waiting));
+            Loopback.await(Duration.ofSeconds(10),
+                    () -> server.metrics().shell(HomaMetrics.Shell.REQUESTS_SKIPPED) == 1, () -> server.metrics().toString());
+            assertEquals(List.of(0), ran, "the handler ran for a request dropped while it waited");
         }
     }
 }

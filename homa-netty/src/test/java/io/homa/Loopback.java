@@ -1,5 +1,8 @@
 package io.homa;
 
+import io.netty.channel.epoll.EpollChannelOption;
+import io.netty.channel.epoll.EpollDatagramChannel;
+
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Set;
@@ -8,7 +11,10 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /** Helpers shared by the integration tests: loopback addresses, waiting on conditions, threads. */
 final class Loopback {
@@ -25,6 +31,43 @@ final class Loopback {
     /** Where to call {@code server} on loopback (its bind address may be the wildcard). */
     static InetSocketAddress addressOf(HomaSocket server) {
         return new InetSocketAddress(HOST, server.localAddress().getPort());
+    }
+
+    /**
+     * The transport this surefire run must use, from the system property {@code homa.test.transport}
+     * that the pom sets per execution ({@code epoll} in the default run, {@code nio} in the run with
+     * {@code -Dio.netty.transport.noNative=true}). Epoll exists only on Linux: elsewhere the epoll
+     * run is skipped rather than passed on NIO.
+     */
+    static String expectedTransport() {
+        String t = System.getProperty("homa.test.transport");
+        assertNotNull(t, "homa.test.transport is not set (the pom sets it for each surefire execution)");
+        assumeTrue(t.equals("nio") || System.getProperty("os.name").startsWith("Linux"),
+                "epoll is Linux only; this is " + System.getProperty("os.name"));
+        return t;
+    }
+
+    /**
+     * Checks that {@code s} runs on the transport this run expects and that GSO and GRO are on
+     * exactly where its configuration asks for them and the transport has them (GSO needs a kernel
+     * with UDP segmentation offload; both need epoll).
+     */
+    static void assertTransport(HomaSocket s) {
+        HomaConfig c = s.config();
+        Transport t = ((NettyHomaSocket) s).transport();
+        String expected = c.nativeTransport() ? expectedTransport() : "nio";
+        assertEquals(expected, t.name(), s + " runs on the wrong transport");
+        boolean epoll = expected.equals("epoll");
+        if (epoll && c.gso()) {
+            assumeTrue(EpollDatagramChannel.isSegmentedDatagramPacketSupported(),
+                    "this kernel has no UDP GSO");
+        }
+        assertEquals(epoll && c.gso(), t.gso, s + ": GSO active");
+        assertEquals(epoll && c.gro(), t.gro, s + ": GRO active");
+        if (epoll) {
+            assertEquals(c.gro(), ((NettyHomaSocket) s).channel(0, 0).config().getOption(EpollChannelOption.UDP_GRO),
+                    s + ": UDP_GRO option of its socket");
+        }
     }
 
     /** Waits until {@code condition} holds, checking every millisecond; fails after {@code timeout}. */

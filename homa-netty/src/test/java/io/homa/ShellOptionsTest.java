@@ -57,6 +57,14 @@ class ShellOptionsTest {
                 assertEquals(8 + (i % 50) * 100, resp.length, name);
             }
             Loopback.awaitIdle(client, server);
+            // GSO and GRO are on exactly where asked and available (they would turn off silently under NIO).
+            Loopback.assertTransport(server);
+            Loopback.assertTransport(client);
+            Transport t = ((NettyHomaSocket) client).transport();
+            boolean segmentsFit = 2L * config.engineConfig().maxDatagram() <= Transport.MAX_UDP_PAYLOAD;
+            long gsoSends = client.metrics().shell(HomaMetrics.Shell.GSO_SENDS);
+            assertEquals(t.gso && segmentsFit, gsoSends > 0, name + ": GSO sends " + gsoSends + ", " + t.name()
+                    + ", gso " + t.gso);
         }
     }
 }

@@ -2,7 +2,6 @@ package io.homa.bench;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -15,7 +14,6 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /** The Homa adapter echoes like the baselines (the protocol itself is tested in homa-netty). */
-@ExtendWith(LeakCheck.class)
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class HomaTransportTest {
     @Test

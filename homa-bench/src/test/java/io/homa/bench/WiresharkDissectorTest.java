@@ -15,7 +15,6 @@ import io.homa.core.wire.PacketType;
 import io.homa.core.wire.WireFormat;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -66,7 +65,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * the sending host shows), with no hook in the socket's send path. It needs root (or
  * CAP_NET_RAW); without tcpdump, tshark or the right to capture, the test is skipped and says why.
  */
-@ExtendWith(LeakCheck.class)
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class WiresharkDissectorTest {
     private static final String HOST = "127.0.0.1";

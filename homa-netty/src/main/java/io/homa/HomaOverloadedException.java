@@ -1,0 +1,15 @@
+package io.homa;
+
+/**
+ * The server refused the request because its handlers were too far behind: more requests were
+ * waiting for a handler than its {@link HomaConfig#maxQueuedRequests()}. The server did not run
+ * the handler for it, so calling again later (after a back-off) is safe even for a request that
+ * is not idempotent.
+ */
+public class HomaOverloadedException extends HomaException {
+    private static final long serialVersionUID = 1L;
+
+    public HomaOverloadedException(String message) {
+        super(Kind.OVERLOADED, message);
+    }
+}

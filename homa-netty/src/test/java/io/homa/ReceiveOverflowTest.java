@@ -1,0 +1,93 @@
+package io.homa;
+
+import org.junit.jupiter.api.Test;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Loss the protocol must repair with RESEND, on real sockets: a receive buffer that overflows
+ * (the kernel drops what does not fit), and GSO sends whose segments are lost one by one. Every
+ * message arrives once, byte for byte.
+ */
+class ReceiveOverflowTest {
+    private static final int MESSAGES = 64;
+    private static final int SIZE = 200_000;
+
+    @Test
+    void aBurstOfLargeMessagesIntoASmallReceiveBufferRecoversThroughResend() throws Exception {
+        // 64 KiB of SO_RCVBUF (the kernel doubles it) against 64 x 40 KB of unscheduled data at once.
+        HomaConfig small = Loopback.config().mtu(1_500).receiveBufferBytes(64 * 1024).build();
+        try (HomaSocket server = HomaSocket.open(small);
+             HomaSocket client = HomaSocket.open(Loopback.config().mtu(1_500).build())) {
+            HomaMetrics[] m = echoBurst(server, client, Loopback.addressOf(server));
+            assertTrue(m[0].packetsSent("RESEND") > 0,
+                    "the receive buffer never overflowed: " + m[0]);
+            assertTrue(m[1].retransmissions() > 0, "nothing was sent again: " + m[1]);
+            System.out.printf("receive overflow: server sent %d RESENDs, client %d; segments sent again: client %d,"
+                            + " server %d%n", m[0].packetsSent("RESEND"),
+                    m[1].packetsSent("RESEND"), m[1].retransmissions(), m[0].retransmissions());
+        }
+    }
+
+    @Test
+    void gsoSendsUnderInjectedLossAreRepaired() throws Exception {
+        boolean epoll = Loopback.expectedTransport().equals("epoll");
+        HomaConfig config = Loopback.config().mtu(1_500).build();
+        try (HomaSocket server = HomaSocket.open(config);
+             HomaSocket client = HomaSocket.open(config);
+             LossyRelay relay = new LossyRelay(Loopback.addressOf(server), 0.03, 5)) {
+            Loopback.assertTransport(client);
+            HomaMetrics[] m = echoBurst(server, client, relay.address());
+            assertTrue(relay.dropped() > 0, "the relay dropped nothing");
+            assertTrue(m[1].retransmissions() > 0, "nothing was sent again: " + m[1]);
+            assertTrue(m[0].retransmissions() > 0, "nothing was sent again: " + m[0]);
+            if (epoll) {
+                assertTrue(m[1].shell(HomaMetrics.Shell.GSO_SENDS) > 0, "no GSO send: " + m[1]);
+                assertTrue(m[0].shell(HomaMetrics.Shell.GSO_SENDS) > 0, "no GSO send: " + m[0]);
+            }
+            System.out.printf("GSO under loss (%s): relay dropped %d of %d datagrams; GSO sends client %d, server %d;"
+                            + " segments sent again client %d, server %d%n", epoll ? "epoll" : "nio", relay.dropped(),
+                    relay.dropped() + relay.passed(), m[1].shell(HomaMetrics.Shell.GSO_SENDS),
+                    m[0].shell(HomaMetrics.Shell.GSO_SENDS), m[1].retransmissions(), m[0].retransmissions());
+        }
+    }
+
+    /** Echoes 64 messages of 200 KB at once; checks each once, byte for byte; returns server and client metrics. */
+    private static HomaMetrics[] echoBurst(HomaSocket server, HomaSocket client, InetSocketAddress to) throws Exception {
+        AtomicIntegerArray handled = new AtomicIntegerArray(MESSAGES);
+        server.serve(r -> {
+            byte[] b = r.toByteArray();
+            handled.incrementAndGet(ByteBuffer.wrap(b).getInt());
+            r.reply(b);
+        });
+        SplittableRandom random = new SplittableRandom(64);
+        List<byte[]> requests = new ArrayList<>();
+        List<CompletableFuture<byte[]>> calls = new ArrayList<>();
+        for (int i = 0; i < MESSAGES; i++) {
+            byte[] req = new byte[SIZE];
+            random.nextBytes(req);
+            ByteBuffer.wrap(req).putInt(i);
+            requests.add(req);
+            calls.add(client.call(to, req));
+        }
+        for (int i = 0; i < MESSAGES; i++) {
+            assertArrayEquals(requests.get(i), calls.get(i).get(60, TimeUnit.SECONDS), "message " + i);
+        }
+        for (int i = 0; i < MESSAGES; i++) {
+            assertEquals(1, handled.get(i), "message " + i + " was handled " + handled.get(i) + " times");
+        }
+        Loopback.awaitIdle(client, server);
+        return new HomaMetrics[]{server.metrics(), client.metrics()};
+    }
+}
