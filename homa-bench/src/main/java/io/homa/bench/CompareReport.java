@@ -34,7 +34,7 @@ public final class CompareReport {
     private final String command;
 
     public CompareReport(List<Summary> summaries, Map<String, Object> machine, String command) {
-        for (String t : Transports.ALL) {
+        for (String t : Transports.KNOWN) {
             for (Summary s : summaries) {
                 if (s.transport().equals(t)) {
                     results.computeIfAbsent(t, k -> new LinkedHashMap<>()).put(s.scenario(), s);

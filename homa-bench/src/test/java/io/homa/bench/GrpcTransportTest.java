@@ -1,0 +1,84 @@
+package io.homa.bench;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.io.ByteArrayInputStream;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import static io.homa.bench.TcpTransportTest.await;
+import static io.homa.bench.TcpTransportTest.random;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+@ExtendWith(LeakCheck.class)
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class GrpcTransportTest {
+    private static final int[] SIZES = {0, 1, 100, 100_000, 1_000_000};
+
+    @ParameterizedTest
+    @ValueSource(strings = {"grpc", "grpc-pool"})
+    void echo__everySize_oneAtATime(String transport) throws Exception {
+        try (EchoPair pair = EchoPair.open(transport)) {
+            for (int size : SIZES) {
+                byte[] request = random(size, size);
+                assertArrayEquals(request, await(pair.client().call(request)), transport + " size " + size);
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"grpc", "grpc-pool"})
+    void echo__everySize_allAtOnce(String transport) throws Exception {
+        try (EchoPair pair = EchoPair.open(transport)) {
+            List<byte[]> requests = new ArrayList<>();
+            List<CompletableFuture<byte[]>> replies = new ArrayList<>();
+            for (int round = 0; round < 3; round++) {
+                for (int size : SIZES) {
+                    byte[] request = random(size, 31L * size + round);
+                    requests.add(request);
+                    replies.add(pair.client().call(request));
+                }
+            }
+            for (int i = 0; i < requests.size(); i++) {
+                assertArrayEquals(requests.get(i), await(replies.get(i)), "call " + i);
+            }
+        }
+    }
+
+    @Test
+    void marshaller__roundTripsBytes_withAndWithoutAKnownLength() {
+        GrpcTransport.BytesMarshaller m = new GrpcTransport.BytesMarshaller();
+        byte[] b = random(1000, 7);
+        assertArrayEquals(b, m.parse(m.stream(b)));
+        assertArrayEquals(b, m.parse(new ByteArrayInputStream(b)));
+    }
+
+    @Test
+    void tooLongRequest__isRefused_andCloseFailsLaterCalls() {
+        EchoPair pair = EchoPair.open("grpc");
+        EchoClient client = pair.client();
+        assertThrows(IllegalArgumentException.class, () -> client.call(new byte[GrpcTransport.MAX_MESSAGE + 1]));
+        pair.close();
+        ExecutionException e = assertThrows(ExecutionException.class, () -> client.call(new byte[1]).get(10, TimeUnit.SECONDS));
+        assertTrue(e.getCause() != null);
+    }
+
+    @Test
+    void connect__toNoServer_fails() throws Exception {
+        InetSocketAddress nowhere;
+        try (EchoServer s = GrpcTransport.single().startServer()) {
+            nowhere = s.address();
+        }
+        assertThrows(IllegalStateException.class, () -> GrpcTransport.single().connect(nowhere));
+    }
+}
