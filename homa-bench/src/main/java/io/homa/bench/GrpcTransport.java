@@ -27,6 +27,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * {@code grpc}: grpc-java over Netty HTTP/2 (the RPC stack a Java service would pick today), one
@@ -51,6 +53,17 @@ public final class GrpcTransport implements Transport {
             .setRequestMarshaller(new BytesMarshaller())
             .setResponseMarshaller(new BytesMarshaller())
             .build();
+
+    /**
+     * grpc-java logs through java.util.logging; at the end of a run the calls still in flight are
+     * cancelled, and its server logs each as a warning with a stack trace. Only errors are kept
+     * (held here so that the setting is not collected with the logger).
+     */
+    private static final Logger GRPC_LOG = Logger.getLogger("io.grpc");
+
+    static {
+        GRPC_LOG.setLevel(Level.SEVERE);
+    }
 
     private final int channels;
 

@@ -15,7 +15,9 @@ public final class LatencyChart {
             Transports.HOMA, "#d62728",
             Transports.TCP_SINGLE, "#1f77b4",
             Transports.TCP_POOL, "#2ca02c",
-            Transports.UDP_RAW, "#7f7f7f");
+            Transports.UDP_RAW, "#7f7f7f",
+            Transports.GRPC, "#ff7f0e",
+            Transports.GRPC_POOL, "#8c564b");
 
     private static final int LEFT = 78;
     private static final int RIGHT = 24;
@@ -152,7 +154,7 @@ public final class LatencyChart {
                 "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#000\" stroke-width=\"1\"/>%n",
                 LEFT, plotTop, plotWidth, PLOT_HEIGHT));
         text(sb, LEFT, height - 14, 11, "start", "normal", "#444",
-                "Closed loop, one call at a time; loaded: 1 MB calls kept in flight to the same server. Median of repetitions.");
+                "Closed loop, one call at a time; loaded: 1 MB calls arriving open-loop (Poisson) to the same server. Median of repetitions.");
         sb.append("</svg>\n");
         return sb.toString();
     }
@@ -164,7 +166,7 @@ public final class LatencyChart {
         }
     }
 
-    private static String color(String transport) {
+    static String color(String transport) {
         return COLORS.getOrDefault(transport, "#9467bd");
     }
 
@@ -180,7 +182,7 @@ public final class LatencyChart {
         }
     }
 
-    private static void text(StringBuilder sb, double x, double y, int size, String anchor, String weight,
+    static void text(StringBuilder sb, double x, double y, int size, String anchor, String weight,
                              String fill, String content) {
         sb.append(String.format(Locale.ROOT,
                 "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%d\" text-anchor=\"%s\" font-weight=\"%s\" fill=\"%s\">%s</text>%n",
