@@ -197,25 +197,13 @@ public final class CompareCommand implements Callable<Integer> {
         for (List<RunResult> runs : byKey.values()) {
             summaries.add(Summary.of(runs.get(0).transport(), runs.get(0).scenario(), runs));
         }
-        machine.put("mode", mode.name().toLowerCase(Locale.ROOT));
-        machine.put("repetitions", reps);
         machine.put("background_offered_gbit_per_s", backgroundGbit);
-        machine.put("elapsed_s", Math.round(elapsed * 10) / 10.0);
+        describeRun(machine, mode, reps, elapsed);
         CompareReport report = new CompareReport(summaries, machine, commandLine);
-
-        stdout.println();
-        stdout.print(report.table());
-        stdout.flush();
-        Path json = out.resolve("results.json");
-        Path svg = out.resolve("latency.svg");
-        try {
-            Files.writeString(json, Json.write(report.toJson()), StandardCharsets.UTF_8);
-            Files.writeString(svg, LatencyChart.svg(report, subtitle(machine, reps)), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            stderr.println("compare: cannot write results into " + out + ": " + e);
+        if (!publish(report.table(), "results.json", report.toJson(), "latency.svg",
+                LatencyChart.svg(report, subtitle(machine, reps)), elapsed)) {
             return 2;
         }
-        stderr.printf(Locale.ROOT, "compare: done in %.0f s; wrote %s and %s%n", elapsed, json, svg);
         List<Summary> failures = report.failures();
         if (!failures.isEmpty()) {
             stderr.printf(Locale.ROOT, "compare: %d transport/scenario pairs had failed runs:%n", failures.size());
@@ -289,23 +277,12 @@ public final class CompareCommand implements Callable<Integer> {
             }
         }
         double elapsed = (System.nanoTime() - started) / 1e9;
-        machine.put("mode", mode.name().toLowerCase(Locale.ROOT));
-        machine.put("repetitions", reps);
-        machine.put("elapsed_s", Math.round(elapsed * 10) / 10.0);
+        describeRun(machine, mode, reps, elapsed);
         LoadSweep result = new LoadSweep(curves, machine, commandLine);
-        stdout.println();
-        stdout.print(result.table());
-        stdout.flush();
-        Path json = out.resolve("sweep.json");
-        Path svg = out.resolve("sweep.svg");
-        try {
-            Files.writeString(json, Json.write(result.toJson()), StandardCharsets.UTF_8);
-            Files.writeString(svg, SweepChart.svg(result, subtitle(machine, reps)), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            stderr.println("compare: cannot write results into " + out + ": " + e);
+        if (!publish(result.table(), "sweep.json", result.toJson(), "sweep.svg",
+                SweepChart.svg(result, subtitle(machine, reps)), elapsed)) {
             return 2;
         }
-        stderr.printf(Locale.ROOT, "compare --sweep: done in %.0f s; wrote %s and %s%n", elapsed, json, svg);
         for (List<LoadSweep.Point> points : curves.values()) {
             for (LoadSweep.Point p : points) {
                 if (p.summary().error() != null) {
@@ -314,6 +291,31 @@ public final class CompareCommand implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    private static void describeRun(Map<String, Object> machine, RunMode mode, int reps, double elapsed) {
+        machine.put("mode", mode.name().toLowerCase(Locale.ROOT));
+        machine.put("repetitions", reps);
+        machine.put("elapsed_s", Math.round(elapsed * 10) / 10.0);
+    }
+
+    /** Prints the table on stdout and writes the JSON and the chart into the output folder. */
+    private boolean publish(String table, String jsonName, Map<String, Object> json, String svgName, String svg,
+                            double elapsed) {
+        stdout.println();
+        stdout.print(table);
+        stdout.flush();
+        Path jsonPath = out.resolve(jsonName);
+        Path svgPath = out.resolve(svgName);
+        try {
+            Files.writeString(jsonPath, Json.write(json), StandardCharsets.UTF_8);
+            Files.writeString(svgPath, svg, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            stderr.println("compare: cannot write results into " + out + ": " + e);
+            return false;
+        }
+        stderr.printf(Locale.ROOT, "compare: done in %.0f s; wrote %s and %s%n", elapsed, jsonPath, svgPath);
+        return true;
     }
 
     private static String subtitle(Map<String, Object> machine, int reps) {

@@ -128,6 +128,7 @@ public final class CompareReport {
             m.put("background_gbit_per_s", s.backgroundGbit());
             m.put("background_offered_gbit_per_s", s.backgroundOfferedGbit());
             m.put("background_carried", s.backgroundCarried());
+            m.put("background_carried_repetitions", s.backgroundCarriedRepetitions());
         }
         m.put("size_bytes", s.scenario().size());
         m.put("outstanding", s.scenario().window());
@@ -266,7 +267,9 @@ public final class CompareReport {
                 String notes = "";
                 if (sc.kind() == Scenario.Kind.LOADED && s.measured()) {
                     notes = "background " + fmt(s.backgroundGbit()) + " of " + fmt(s.backgroundOfferedGbit()) + " Gbit/s"
-                            + (s.backgroundCarried() ? "" : " NOT CARRIED");
+                            + (s.backgroundCarried() ? "" : " NOT CARRIED")
+                            + (s.backgroundCarriedRepetitions() == s.succeeded() ? ""
+                                    : " (carried in " + s.backgroundCarriedRepetitions() + "/" + s.succeeded() + " repetitions)");
                 }
                 if (s.succeeded() < s.repetitions()) {
                     notes += (notes.isEmpty() ? "" : "; ") + (s.repetitions() - s.succeeded()) + "/" + s.repetitions()

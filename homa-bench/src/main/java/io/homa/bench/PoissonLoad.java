@@ -46,6 +46,7 @@ public final class PoissonLoad implements AutoCloseable {
     private final long deadlineNanos;
     private final Duration callTimeout;
     private final Thread thread;
+    private final long startNanos;
     private final AtomicLong arrived = new AtomicLong();
     private final AtomicLong shed = new AtomicLong();
     private final AtomicLong completed = new AtomicLong();
@@ -72,7 +73,8 @@ public final class PoissonLoad implements AutoCloseable {
         this.meanGapNanos = size * 8.0 / gbitPerSecond; // bits / (Gbit/s) = ns
         this.random = new SplittableRandom(seed);
         this.maxOutstanding = maxOutstanding;
-        this.deadlineNanos = System.nanoTime() + maxTime.toNanos();
+        this.startNanos = System.nanoTime();
+        this.deadlineNanos = startNanos + maxTime.toNanos();
         this.callTimeout = callTimeout;
         thread = new Thread(this::run, "background-arrivals");
         thread.setDaemon(true);
@@ -80,7 +82,7 @@ public final class PoissonLoad implements AutoCloseable {
     }
 
     private void run() {
-        long next = System.nanoTime();
+        long next = startNanos;
         int i = 0;
         while (!stopped && firstError.get() == null) {
             next += (long) (-Math.log(1 - random.nextDouble()) * meanGapNanos);
@@ -122,6 +124,11 @@ public final class PoissonLoad implements AutoCloseable {
             completed.incrementAndGet();
         }
         firstCompletion.countDown();
+    }
+
+    /** When the arrivals began ({@link System#nanoTime()}): arrival times are seeded offsets from it. */
+    public long startNanos() {
+        return startNanos;
     }
 
     /** Waits until one background call has completed (the load is flowing) or failed. */

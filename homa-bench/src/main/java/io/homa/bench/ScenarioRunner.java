@@ -23,9 +23,9 @@ public final class ScenarioRunner {
     /** Background calls in flight at most (1 MB each); arrivals beyond are shed and reported. */
     static final int MAX_BACKGROUND_OUTSTANDING = 32;
     /**
-     * Default offered background of the loaded scenarios, Gbit/s each way: every transport here
-     * carries it on a 2-core loopback (their 1 MB throughput is 5-12 Gbit/s on such a machine), so
-     * the loaded scenario compares latency under the same load (see docs/benchmarks.md).
+     * Default offered background of the loaded scenarios, Gbit/s each way: chosen so that every
+     * transport carries it on a 2-core loopback and the loaded scenario compares latency under the
+     * same load (the reasoning is in docs/benchmarks.md).
      */
     public static final double DEFAULT_BACKGROUND_GBIT = 2.0;
 
@@ -137,7 +137,7 @@ public final class ScenarioRunner {
 
     private RunResult unloaded(Scenario s, EchoPair pair, int rep, long start)
             throws CallFailed, InterruptedException {
-        return result(s, pair, rep, start, closedLoop(pair.client(), s, false, null), null);
+        return result(s, pair, rep, start, closedLoop(pair.client(), s, 0, null), null);
     }
 
     /**
@@ -165,8 +165,10 @@ public final class ScenarioRunner {
                         + (load.error() != null ? load.error() : "no 1 MB call completed within " + callTimeout.toSeconds() + " s"),
                         load.error());
             }
+            // The measured interval starts a fixed time after the first arrival (unless the first
+            // completion came later), so that it covers the same arrivals for every transport.
             MarkHolder marks = new MarkHolder(load);
-            m = closedLoop(pair.client(), s, true, marks);
+            m = closedLoop(pair.client(), s, Math.max(System.nanoTime(), load.startNanos() + warmupCap(s).toNanos()), marks);
             carried = load.between(marks.begin, marks.end);
             if (load.error() != null) {
                 throw new CallFailed("background call failed: " + load.error(), load.error());
@@ -208,15 +210,18 @@ public final class ScenarioRunner {
     }
 
     /**
-     * Warm-up, then measured calls, one at a time; each phase ends after its calls or its time cap,
-     * or with {@code timed} after its time cap only. {@code marks}, if given, takes the
-     * background's counters at the measured interval's ends.
+     * Warm-up, then measured calls, one at a time; each phase ends after its calls or its time cap.
+     * With {@code timedWarmupEnd} not 0, both phases are timed instead: the warm-up ends at that
+     * instant ({@link System#nanoTime()}) and the measurement after its time cap, whatever the
+     * number of calls. {@code marks}, if given, takes the background's counters at the measured
+     * interval's ends.
      */
-    private Measured closedLoop(EchoClient client, Scenario s, boolean timed, MarkHolder marks)
+    private Measured closedLoop(EchoClient client, Scenario s, long timedWarmupEnd, MarkHolder marks)
             throws CallFailed, InterruptedException {
+        boolean timed = timedWarmupEnd != 0;
         byte[] request = Payloads.of(s.size());
         long seq = 0;
-        long end = System.nanoTime() + warmupCap(s).toNanos();
+        long end = timed ? timedWarmupEnd : System.nanoTime() + warmupCap(s).toNanos();
         for (int i = 0, n = timed ? Integer.MAX_VALUE : s.warmupCalls(mode); i < n && System.nanoTime() < end; i++) {
             Payloads.stamp(request, ++seq);
             call(client, request);

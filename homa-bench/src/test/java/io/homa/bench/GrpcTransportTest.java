@@ -8,13 +8,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.ByteArrayInputStream;
 import java.net.InetSocketAddress;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
-import static io.homa.bench.TcpTransportTest.await;
 import static io.homa.bench.TcpTransportTest.random;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -23,36 +19,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @ExtendWith(LeakCheck.class)
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class GrpcTransportTest {
-    private static final int[] SIZES = {0, 1, 100, 100_000, 1_000_000};
-
     @ParameterizedTest
     @ValueSource(strings = {"grpc", "grpc-pool"})
     void echo__everySize_oneAtATime(String transport) throws Exception {
-        try (EchoPair pair = EchoPair.open(transport)) {
-            for (int size : SIZES) {
-                byte[] request = random(size, size);
-                assertArrayEquals(request, await(pair.client().call(request)), transport + " size " + size);
-            }
-        }
+        TcpTransportTest.echoesEverySizeOneAtATime(transport);
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"grpc", "grpc-pool"})
     void echo__everySize_allAtOnce(String transport) throws Exception {
-        try (EchoPair pair = EchoPair.open(transport)) {
-            List<byte[]> requests = new ArrayList<>();
-            List<CompletableFuture<byte[]>> replies = new ArrayList<>();
-            for (int round = 0; round < 3; round++) {
-                for (int size : SIZES) {
-                    byte[] request = random(size, 31L * size + round);
-                    requests.add(request);
-                    replies.add(pair.client().call(request));
-                }
-            }
-            for (int i = 0; i < requests.size(); i++) {
-                assertArrayEquals(requests.get(i), await(replies.get(i)), "call " + i);
-            }
-        }
+        TcpTransportTest.echoesEverySizeAllAtOnce(transport);
     }
 
     @Test
