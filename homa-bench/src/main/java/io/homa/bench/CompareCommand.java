@@ -231,9 +231,11 @@ public final class CompareCommand implements Callable<Integer> {
             stderr.printf(Locale.ROOT, "FAILED: %s%n", r.error());
             return;
         }
-        String background = r.background() == null ? "" : String.format(Locale.ROOT, ", background %s of %s Gbit/s%s",
-                CompareReport.fmt(r.background().achievedGbit()), CompareReport.fmt(r.background().offeredGbit()),
-                r.background().carried() ? "" : " NOT CARRIED");
+        PoissonLoad.Interval bg = r.background();
+        String background = bg == null ? "" : String.format(Locale.ROOT,
+                ", background %s of %s Gbit/s (%d of %d arrivals completed, %d shed)%s",
+                CompareReport.fmt(bg.achievedGbit()), CompareReport.fmt(bg.offeredGbit()), bg.completed(), bg.arrived(),
+                bg.shed(), bg.carried() ? "" : " NOT CARRIED");
         stderr.printf(Locale.ROOT, "p50 %8s us  p99 %8s us  p99.9 %8s us  cpu %6s us/call  (%d calls, %.1f s%s%s)%n",
                 CompareReport.fmt(r.stats().p50us()), CompareReport.fmt(r.stats().p99us()),
                 CompareReport.fmt(r.stats().p999us()), CompareReport.fmt(r.cpuUsPerCall()), r.stats().samples(),
