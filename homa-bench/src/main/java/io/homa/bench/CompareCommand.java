@@ -20,7 +20,8 @@ import java.util.concurrent.Callable;
 
 /**
  * {@code compare}: the curated side-by-side run of Homa, TCP (one connection; a pool), raw UDP and
- * gRPC on this host; with {@code --sweep}, the loaded scenario at several background loads. Prints progress on stderr, the table on stdout, and writes {@code results.json} and
+ * gRPC on this host; with {@code --sweep}, the loaded scenario at several background loads. Prints
+ * progress on stderr, the table on stdout, and writes {@code results.json} and
  * {@code latency.svg} into the output folder. Exit code 0 when every run succeeded, 1 when some
  * failed (their figures are missing and the table says why), 2 for a bad command line or when the
  * output cannot be written.
@@ -30,7 +31,7 @@ import java.util.concurrent.Callable;
                 "Runs Homa, tcp-single, tcp-pool, udp-raw and grpc side by side on this host (127.0.0.1 only)",
                 "and reports p50/p99/p99.9 latency, CPU and allocation per call per transport and scenario,",
                 "with Homa/baseline ratios (median and min-max over the repetitions).",
-                "Full run: under 5 minutes on 2 cores; --quick: under 2 minutes."})
+                "Full run: about 5 minutes on 2 cores; --quick: about 1.5 minutes."})
 public final class CompareCommand implements Callable<Integer> {
     @Option(names = "--quick", description = "Fewer scenarios, calls and repetitions (under 2 minutes).")
     boolean quick;
