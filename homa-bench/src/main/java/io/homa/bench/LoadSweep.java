@@ -3,6 +3,7 @@ package io.homa.bench;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -77,13 +78,13 @@ public final class LoadSweep {
     public String table() {
         StringBuilder sb = new StringBuilder();
         String row = "%-11s %9s %11s %10s %10s %10s %9s %10s  %s%n";
-        sb.append(String.format(java.util.Locale.ROOT, row, "transport", "offered", "background", "p50 us", "p99 us",
+        sb.append(String.format(Locale.ROOT, row, "transport", "offered", "background", "p50 us", "p99 us",
                 "p99.9 us", "cpu us/c", "alloc B/c", "notes"));
         for (Map.Entry<String, List<Point>> c : curves.entrySet()) {
             for (Point p : c.getValue()) {
                 Summary s = p.summary();
                 String notes = !s.measured() ? "FAILED: " + s.error() : s.backgroundCarried() ? "" : "NOT CARRIED";
-                sb.append(String.format(java.util.Locale.ROOT, row, c.getKey(), CompareReport.fmt(p.offeredGbit()),
+                sb.append(String.format(Locale.ROOT, row, c.getKey(), CompareReport.fmt(p.offeredGbit()),
                         CompareReport.fmt(s.backgroundGbit()), CompareReport.fmt(s.p50us()), CompareReport.fmt(s.p99us()),
                         CompareReport.fmt(s.p999us()), CompareReport.fmt(s.cpuUsPerCall()),
                         CompareReport.fmt(s.allocBytesPerCall()), notes));

@@ -11,10 +11,10 @@ import java.util.Map;
  * Plain SVG 1.1.
  */
 public final class SweepChart {
-    private static final int LEFT = 78;
-    private static final int TOP = 96;
+    private static final int LEFT = LatencyChart.LEFT;
+    private static final int TOP = LatencyChart.TOP;
+    private static final int PLOT_HEIGHT = LatencyChart.PLOT_HEIGHT;
     private static final int PLOT_WIDTH = 640;
-    private static final int PLOT_HEIGHT = 420;
     private static final int BOTTOM = 70;
     private static final int RIGHT = 30;
 
@@ -48,14 +48,8 @@ public final class SweepChart {
         int height = TOP + PLOT_HEIGHT + BOTTOM;
         int bottom = TOP + PLOT_HEIGHT;
 
-        StringBuilder sb = new StringBuilder();
-        sb.append("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-        sb.append(String.format(Locale.ROOT,
-                "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-                        + "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">%n", width, height, width, height));
-        sb.append(String.format(Locale.ROOT, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>%n", width, height));
-        LatencyChart.text(sb, LEFT, 26, 17, "start", "bold", "#000", "100 B call latency against background load (p99 solid, p50 dashed)");
-        LatencyChart.text(sb, LEFT, 46, 12, "start", "normal", "#444", subtitle);
+        StringBuilder sb = LatencyChart.open(width, height,
+                "100 B call latency against background load (p99 solid, p50 dashed)", subtitle);
         double lx = LEFT;
         for (String t : sweep.curves().keySet()) {
             sb.append(String.format(Locale.ROOT, "<rect x=\"%.1f\" y=\"60\" width=\"14\" height=\"14\" fill=\"%s\"/>%n", lx,
