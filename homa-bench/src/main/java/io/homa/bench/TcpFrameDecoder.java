@@ -11,10 +11,11 @@ import java.nio.ByteOrder;
  * received bytes. The next handler owns and releases every frame.
  *
  * <p>Received reads are gathered with the composite cumulator, never copied: an echo server keeps
- * a slice of the cumulation alive until its reply is written, and Netty's default (merge)
- * cumulator copies the whole unread cumulation on every read while a slice is alive. With 1 MB
- * frames back to back on one connection that copied each frame about a dozen times over
- * (tcp-single's broken bulk path; see docs/benchmarks.md).
+ * a slice of the cumulation alive until its reply is written, and while a slice is alive Netty's
+ * default (merge) cumulator cannot grow the buffer in place: it copies the unread bytes into a new
+ * buffer of just the needed size, again at the next read that does not fit. With 1 MB frames back
+ * to back on one connection that copied up to a megabyte per read on the server's event loop
+ * (tcp-single's slow bulk path; see docs/benchmarks.md).
  */
 public final class TcpFrameDecoder extends LengthFieldBasedFrameDecoder {
     public TcpFrameDecoder() {
