@@ -166,7 +166,8 @@ public final class CompareCommand implements Callable<Integer> {
                     machine.get("cpus"), MachineInfo.BUSY_LOAD_PER_CPU);
         }
         if (sweep) {
-            return sweep(mode, chosen, repetitions != null ? reps : mode == RunMode.FULL ? reps : 1, callTimeout, machine);
+            // The sweep has many points: 3 repetitions in a full run, 1 with --quick, unless given.
+            return sweep(mode, chosen, repetitions != null ? reps : mode == RunMode.FULL ? 3 : 1, callTimeout, machine);
         }
 
         ScenarioRunner runner = new ScenarioRunner(mode, callTimeout, backgroundGbit);
