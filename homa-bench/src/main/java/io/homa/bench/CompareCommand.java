@@ -19,17 +19,19 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
- * {@code compare}: the curated side-by-side run of Homa, TCP (one connection; a pool) and raw UDP on
- * this host. Prints progress on stderr, the table on stdout, and writes {@code results.json} and
+ * {@code compare}: the curated side-by-side run of Homa, TCP (one connection; a pool), raw UDP and
+ * gRPC on this host; with {@code --sweep}, the loaded scenario at several background loads. Prints
+ * progress on stderr, the table on stdout, and writes {@code results.json} and
  * {@code latency.svg} into the output folder. Exit code 0 when every run succeeded, 1 when some
  * failed (their figures are missing and the table says why), 2 for a bad command line or when the
  * output cannot be written.
  */
 @Command(name = "compare", mixinStandardHelpOptions = true, sortOptions = false,
         description = {
-                "Runs Homa, tcp-single, tcp-pool and udp-raw side by side on this host (127.0.0.1 only)",
-                "and reports p50/p99/p99.9 latency per transport and scenario, with Homa/TCP ratios.",
-                "Full run: under 5 minutes on 2 cores; --quick: under 2 minutes."})
+                "Runs Homa, tcp-single, tcp-pool, udp-raw and grpc side by side on this host (127.0.0.1 only)",
+                "and reports p50/p99/p99.9 latency, CPU and allocation per call per transport and scenario,",
+                "with Homa/baseline ratios (median and min-max over the repetitions).",
+                "Full run: about 5 minutes on 2 cores; --quick: about 1.5 minutes."})
 public final class CompareCommand implements Callable<Integer> {
     @Option(names = "--quick", description = "Fewer scenarios, calls and repetitions (under 2 minutes).")
     boolean quick;
@@ -42,7 +44,7 @@ public final class CompareCommand implements Callable<Integer> {
     Path out;
 
     @Option(names = "--transports", split = ",", paramLabel = "NAME",
-            description = "Transports to run (default: homa, tcp-single, tcp-pool, udp-raw).")
+            description = "Transports to run (default: homa, tcp-single, tcp-pool, udp-raw, grpc; also known: grpc-pool).")
     List<String> transports;
 
     @Option(names = "--scenarios", split = ",", paramLabel = "NAME",
@@ -52,6 +54,19 @@ public final class CompareCommand implements Callable<Integer> {
 
     @Option(names = "--repetitions", paramLabel = "N", description = "Repetitions per transport and scenario (median reported).")
     Integer repetitions;
+
+    @Option(names = "--background-gbit", paramLabel = "GBIT", defaultValue = "2.0",
+            description = "Offered background of the loaded scenarios: 1 MB calls with Poisson arrivals, Gbit/s each way, "
+                    + "the same for every transport (default: ${DEFAULT-VALUE}).")
+    double backgroundGbit;
+
+    @Option(names = "--sweep", description = "Instead of the scenarios: loaded-100B at several background loads for every "
+            + "transport; writes sweep.json and sweep.svg (p99 against background load).")
+    boolean sweep;
+
+    @Option(names = "--sweep-loads", split = ",", paramLabel = "GBIT",
+            description = "Offered background loads of --sweep, Gbit/s (default: 0.5,1,2,4,6).")
+    List<Double> sweepLoads;
 
     @Option(names = "--call-timeout", paramLabel = "SECONDS", defaultValue = "10",
             description = "A call without a reply after this long fails its run (default: ${DEFAULT-VALUE}).")
@@ -87,6 +102,10 @@ public final class CompareCommand implements Callable<Integer> {
         int reps = repetitions != null ? repetitions : mode.repetitions();
         if (reps < 1 || callTimeoutSeconds < 1) {
             stderr.println("compare: --repetitions and --call-timeout must be at least 1");
+            return 2;
+        }
+        if (!(backgroundGbit > 0) || sweepLoads != null && sweepLoads.stream().anyMatch(l -> l == null || !(l > 0))) {
+            stderr.println("compare: --background-gbit and --sweep-loads must be positive");
             return 2;
         }
         List<Transport> chosen = new ArrayList<>();
@@ -140,15 +159,20 @@ public final class CompareCommand implements Callable<Integer> {
                 plan.size(), mode.name().toLowerCase(Locale.ROOT), reps, names(chosen), NettyIo.transportName(),
                 out.toAbsolutePath());
         Map<String, Object> machine = MachineInfo.collect();
-
-        ScenarioRunner runner = new ScenarioRunner(mode, callTimeout);
-        long started = System.nanoTime();
-        if (!mode.jitWarmup().isZero()) {
-            for (Transport t : chosen) {
-                stderr.printf(Locale.ROOT, "compare: warming up %s (%d s, discarded)%n", t.name(), mode.jitWarmup().toSeconds());
-                runner.warmUp(t, mode.jitWarmup());
-            }
+        if (Boolean.TRUE.equals(machine.get("busy_at_start"))) {
+            stderr.printf(Locale.ROOT, "compare: WARNING: 1-minute load average %.2f on %s CPUs at start (over %.1f per CPU):"
+                            + " other work competes for the CPU, so the figures will be noisy; ratios within one run are"
+                            + " fairer than absolute figures%n", (Double) machine.get("load_average_at_start"),
+                    machine.get("cpus"), MachineInfo.BUSY_LOAD_PER_CPU);
         }
+        if (sweep) {
+            // The sweep has many points: 3 repetitions in a full run, 1 with --quick, unless given.
+            return sweep(mode, chosen, repetitions != null ? reps : mode == RunMode.FULL ? 3 : 1, callTimeout, machine);
+        }
+
+        ScenarioRunner runner = new ScenarioRunner(mode, callTimeout, backgroundGbit);
+        long started = System.nanoTime();
+        warmUp(runner, mode, chosen);
         Map<String, List<RunResult>> byKey = new LinkedHashMap<>();
         int width = String.valueOf(plan.size()).length();
         long budgetEnd = started + mode.budget().toNanos();
@@ -167,14 +191,7 @@ public final class CompareCommand implements Callable<Integer> {
             stderr.flush();
             RunResult r = runner.run(p.scenario(), p.transport(), p.rep());
             byKey.computeIfAbsent(p.transport().name() + "\n" + p.scenario().id(), k -> new ArrayList<>()).add(r);
-            if (r.ok()) {
-                stderr.printf(Locale.ROOT, "p50 %8s us  p99 %8s us  p99.9 %8s us  (%d calls, %.1f s%s)%n",
-                        CompareReport.fmt(r.stats().p50us()), CompareReport.fmt(r.stats().p99us()),
-                        CompareReport.fmt(r.stats().p999us()), r.stats().samples(), r.seconds(),
-                        scale < 0.995 ? String.format(Locale.ROOT, ", time caps x%.2f to stay in budget", scale) : "");
-            } else {
-                stderr.printf(Locale.ROOT, "FAILED: %s%n", r.error());
-            }
+            progress(r, scale < 0.995 ? String.format(Locale.ROOT, ", time caps x%.2f to stay in budget", scale) : "");
         }
         double elapsed = (System.nanoTime() - started) / 1e9;
 
@@ -182,27 +199,13 @@ public final class CompareCommand implements Callable<Integer> {
         for (List<RunResult> runs : byKey.values()) {
             summaries.add(Summary.of(runs.get(0).transport(), runs.get(0).scenario(), runs));
         }
-        machine.put("mode", mode.name().toLowerCase(Locale.ROOT));
-        machine.put("repetitions", reps);
-        machine.put("elapsed_s", Math.round(elapsed * 10) / 10.0);
+        machine.put("background_offered_gbit_per_s", backgroundGbit);
+        describeRun(machine, mode, reps, elapsed);
         CompareReport report = new CompareReport(summaries, machine, commandLine);
-
-        stdout.println();
-        stdout.print(report.table());
-        stdout.flush();
-        Path json = out.resolve("results.json");
-        Path svg = out.resolve("latency.svg");
-        try {
-            Files.writeString(json, Json.write(report.toJson()), StandardCharsets.UTF_8);
-            String subtitle = String.format(Locale.ROOT, "%s, %s CPUs, %s, netty %s; %s mode, median of %d repetitions; %s",
-                    machine.get("cpu_model") != null ? machine.get("cpu_model") : machine.get("arch"), machine.get("cpus"),
-                    machine.get("os"), machine.get("netty_transport"), machine.get("mode"), reps, machine.get("timestamp"));
-            Files.writeString(svg, LatencyChart.svg(report, subtitle), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            stderr.println("compare: cannot write results into " + out + ": " + e);
+        if (!publish(report.table(), "results.json", report.toJson(), "latency.svg",
+                LatencyChart.svg(report, subtitle(machine, reps)), elapsed)) {
             return 2;
         }
-        stderr.printf(Locale.ROOT, "compare: done in %.0f s; wrote %s and %s%n", elapsed, json, svg);
         List<Summary> failures = report.failures();
         if (!failures.isEmpty()) {
             stderr.printf(Locale.ROOT, "compare: %d transport/scenario pairs had failed runs:%n", failures.size());
@@ -213,6 +216,116 @@ public final class CompareCommand implements Callable<Integer> {
             return 1;
         }
         return 0;
+    }
+
+    private void warmUp(ScenarioRunner runner, RunMode mode, List<Transport> chosen) {
+        if (!mode.jitWarmup().isZero()) {
+            for (Transport t : chosen) {
+                stderr.printf(Locale.ROOT, "compare: warming up %s (%d s, discarded)%n", t.name(), mode.jitWarmup().toSeconds());
+                runner.warmUp(t, mode.jitWarmup());
+            }
+        }
+    }
+
+    /** The end of a run's progress line. */
+    private void progress(RunResult r, String extra) {
+        if (!r.ok()) {
+            stderr.printf(Locale.ROOT, "FAILED: %s%n", r.error());
+            return;
+        }
+        PoissonLoad.Interval bg = r.background();
+        String background = bg == null ? "" : String.format(Locale.ROOT,
+                ", background %s of %s Gbit/s (%d of %d arrivals completed, %d shed)%s",
+                CompareReport.fmt(bg.achievedGbit()), CompareReport.fmt(bg.offeredGbit()), bg.completed(), bg.arrived(),
+                bg.shed(), bg.carried() ? "" : " NOT CARRIED");
+        stderr.printf(Locale.ROOT, "p50 %8s us  p99 %8s us  p99.9 %8s us  cpu %6s us/call  (%d calls, %.1f s%s%s)%n",
+                CompareReport.fmt(r.stats().p50us()), CompareReport.fmt(r.stats().p99us()),
+                CompareReport.fmt(r.stats().p999us()), CompareReport.fmt(r.cpuUsPerCall()), r.stats().samples(),
+                r.seconds(), background, extra);
+    }
+
+    /** {@code --sweep}: loaded-100B at each offered load, every transport that carries 1 MB calls. */
+    private int sweep(RunMode mode, List<Transport> chosen, int reps, Duration callTimeout, Map<String, Object> machine) {
+        List<Double> loads = sweepLoads == null || sweepLoads.isEmpty() ? LoadSweep.DEFAULT_LOADS : sweepLoads;
+        List<Transport> applicable = new ArrayList<>();
+        for (Transport t : chosen) {
+            if (Scenario.LOADED_100B.appliesTo(t)) {
+                applicable.add(t);
+            }
+        }
+        int total = loads.size() * reps * applicable.size();
+        stderr.printf(Locale.ROOT, "compare --sweep: %d runs of %s at %s Gbit/s of background (%d repetitions); output %s%n",
+                total, Scenario.LOADED_100B.id(), loads, reps, out.toAbsolutePath());
+        long started = System.nanoTime();
+        warmUp(new ScenarioRunner(mode, callTimeout), mode, applicable);
+        Map<String, List<LoadSweep.Point>> curves = new LinkedHashMap<>();
+        int width = String.valueOf(total).length();
+        int n = 0;
+        for (double load : loads) {
+            ScenarioRunner runner = new ScenarioRunner(mode, callTimeout, load);
+            Map<String, List<RunResult>> runs = new LinkedHashMap<>();
+            for (int r = 0; r < reps; r++) {
+                for (int i = 0; i < applicable.size(); i++) {
+                    Transport t = applicable.get((i + r) % applicable.size());
+                    stderr.printf(Locale.ROOT, "[%" + width + "d/%d] %5s Gbit/s rep %d/%d  %-10s ", ++n, total,
+                            CompareReport.fmt(load), r + 1, reps, t.name());
+                    stderr.flush();
+                    RunResult result = runner.run(Scenario.LOADED_100B, t, r);
+                    runs.computeIfAbsent(t.name(), k -> new ArrayList<>()).add(result);
+                    progress(result, "");
+                }
+            }
+            for (Transport t : applicable) {
+                curves.computeIfAbsent(t.name(), k -> new ArrayList<>())
+                        .add(new LoadSweep.Point(load, Summary.of(t.name(), Scenario.LOADED_100B, runs.get(t.name()))));
+            }
+        }
+        double elapsed = (System.nanoTime() - started) / 1e9;
+        describeRun(machine, mode, reps, elapsed);
+        LoadSweep result = new LoadSweep(curves, machine, commandLine);
+        if (!publish(result.table(), "sweep.json", result.toJson(), "sweep.svg",
+                SweepChart.svg(result, subtitle(machine, reps)), elapsed)) {
+            return 2;
+        }
+        for (List<LoadSweep.Point> points : curves.values()) {
+            for (LoadSweep.Point p : points) {
+                if (p.summary().error() != null) {
+                    return 1;
+                }
+            }
+        }
+        return 0;
+    }
+
+    private static void describeRun(Map<String, Object> machine, RunMode mode, int reps, double elapsed) {
+        machine.put("mode", mode.name().toLowerCase(Locale.ROOT));
+        machine.put("repetitions", reps);
+        machine.put("elapsed_s", Math.round(elapsed * 10) / 10.0);
+    }
+
+    /** Prints the table on stdout and writes the JSON and the chart into the output folder. */
+    private boolean publish(String table, String jsonName, Map<String, Object> json, String svgName, String svg,
+                            double elapsed) {
+        stdout.println();
+        stdout.print(table);
+        stdout.flush();
+        Path jsonPath = out.resolve(jsonName);
+        Path svgPath = out.resolve(svgName);
+        try {
+            Files.writeString(jsonPath, Json.write(json), StandardCharsets.UTF_8);
+            Files.writeString(svgPath, svg, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            stderr.println("compare: cannot write results into " + out + ": " + e);
+            return false;
+        }
+        stderr.printf(Locale.ROOT, "compare: done in %.0f s; wrote %s and %s%n", elapsed, jsonPath, svgPath);
+        return true;
+    }
+
+    private static String subtitle(Map<String, Object> machine, int reps) {
+        return String.format(Locale.ROOT, "%s, %s CPUs, %s, netty %s; %s mode, median of %d repetitions; %s",
+                machine.get("cpu_model") != null ? machine.get("cpu_model") : machine.get("arch"), machine.get("cpus"),
+                machine.get("os"), machine.get("netty_transport"), machine.get("mode"), reps, machine.get("timestamp"));
     }
 
     private static String names(List<Transport> ts) {

@@ -34,7 +34,7 @@ public final class CompareReport {
     private final String command;
 
     public CompareReport(List<Summary> summaries, Map<String, Object> machine, String command) {
-        for (String t : Transports.ALL) {
+        for (String t : Transports.KNOWN) {
             for (Summary s : summaries) {
                 if (s.transport().equals(t)) {
                     results.computeIfAbsent(t, k -> new LinkedHashMap<>()).put(s.scenario(), s);
@@ -121,8 +121,14 @@ public final class CompareReport {
         m.put("samples", s.samples());
         m.put("calls_per_s", s.callsPerSecond());
         m.put("gbit_per_s", s.gbitPerSecond());
+        m.put("cpu_us_per_call", s.cpuUsPerCall());
+        m.put("alloc_bytes_per_call", s.allocBytesPerCall());
+        m.put("cpu_cores", s.cpuCores());
         if (s.scenario().kind() == Scenario.Kind.LOADED) {
             m.put("background_gbit_per_s", s.backgroundGbit());
+            m.put("background_offered_gbit_per_s", s.backgroundOfferedGbit());
+            m.put("background_carried", s.backgroundCarried());
+            m.put("background_carried_repetitions", s.backgroundCarriedRepetitions());
         }
         m.put("size_bytes", s.scenario().size());
         m.put("outstanding", s.scenario().window());
@@ -138,7 +144,8 @@ public final class CompareReport {
     /** The ratios object of results.json. */
     public Map<String, Object> ratios() {
         Map<String, Object> out = new LinkedHashMap<>();
-        for (String base : List.of(Transports.TCP_SINGLE, Transports.TCP_POOL, Transports.UDP_RAW)) {
+        for (String base : List.of(Transports.TCP_SINGLE, Transports.TCP_POOL, Transports.UDP_RAW, Transports.GRPC,
+                Transports.GRPC_POOL)) {
             Map<String, Object> r = pairRatios(Transports.HOMA, base);
             if (!r.isEmpty()) {
                 out.put(Transports.HOMA + "/" + base, r);
@@ -150,7 +157,7 @@ public final class CompareReport {
             for (Scenario s : List.of(Scenario.LOADED_100B, Scenario.LOADED_100B_4CLIENTS)) {
                 Summary loaded = get(Transports.HOMA, s);
                 if (loaded != null) {
-                    r.put(s.id(), percentileRatios(loaded, unloaded));
+                    r.put(s.id(), percentileRatios(loaded, unloaded, false));
                 }
             }
             if (!r.isEmpty()) {
@@ -184,23 +191,41 @@ public final class CompareReport {
             Summary a = get(num, s);
             Summary b = get(den, s);
             if (a != null && b != null) {
-                Map<String, Object> m = percentileRatios(a, b);
+                Map<String, Object> m = percentileRatios(a, b, true);
                 if (s.kind() == Scenario.Kind.THROUGHPUT) {
                     m.put("gbit_per_s", a.gbitPerSecond() / b.gbitPerSecond());
+                    putRange(m, "gbit_per_s", a.ratioRange(b, RunResult::gbitPerSecond));
                     m.put("calls_per_s", a.callsPerSecond() / b.callsPerSecond());
                 }
+                m.put("cpu_us_per_call", a.cpuUsPerCall() / b.cpuUsPerCall());
+                putRange(m, "cpu_us_per_call", a.ratioRange(b, RunResult::cpuUsPerCall));
                 r.put(s.id(), m);
             }
         }
         return r;
     }
 
-    private static Map<String, Object> percentileRatios(Summary a, Summary b) {
+    /**
+     * Ratios of the medians; with {@code ranges} (both from the same repetitions) also each
+     * ratio's {@code KEY_range}: [min, max] over the repetitions, paired by index.
+     */
+    private static Map<String, Object> percentileRatios(Summary a, Summary b, boolean ranges) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("p50", a.p50us() / b.p50us());
         m.put("p99", a.p99us() / b.p99us());
         m.put("p999", a.p999us() / b.p999us());
+        if (ranges) {
+            putRange(m, "p50", a.ratioRange(b, r -> r.stats().p50us()));
+            putRange(m, "p99", a.ratioRange(b, r -> r.stats().p99us()));
+            putRange(m, "p999", a.ratioRange(b, r -> r.stats().p999us()));
+        }
         return m;
+    }
+
+    private static void putRange(Map<String, Object> m, String key, double[] range) {
+        if (range != null) {
+            m.put(key + "_range", List.of(range[0], range[1]));
+        }
     }
 
     /** The measured value of a target's ratio, or NaN if a side is missing. */
@@ -230,9 +255,9 @@ public final class CompareReport {
     /** The table printed at the end of a run. */
     public String table() {
         StringBuilder sb = new StringBuilder();
-        String rowFormat = "%-21s %-11s %10s %10s %10s %11s %8s  %s%n";
+        String rowFormat = "%-21s %-11s %10s %10s %10s %11s %8s %9s %10s  %s%n";
         sb.append(String.format(Locale.ROOT, rowFormat, "scenario", "transport", "p50 us", "p99 us", "p99.9 us",
-                "calls/s", "Gbit/s", "notes"));
+                "calls/s", "Gbit/s", "cpu us/c", "alloc B/c", "notes"));
         for (Scenario sc : scenarios()) {
             for (Map.Entry<String, Map<Scenario, Summary>> t : results.entrySet()) {
                 Summary s = t.getValue().get(sc);
@@ -241,16 +266,22 @@ public final class CompareReport {
                 }
                 String notes = "";
                 if (sc.kind() == Scenario.Kind.LOADED && s.measured()) {
-                    notes = "background " + fmt(s.backgroundGbit()) + " Gbit/s";
+                    notes = "background " + fmt(s.backgroundGbit()) + " of " + fmt(s.backgroundOfferedGbit()) + " Gbit/s"
+                            + (s.backgroundCarried() ? "" : " NOT CARRIED")
+                            + (s.backgroundCarriedRepetitions() == s.succeeded() ? ""
+                                    : " (carried in " + s.backgroundCarriedRepetitions() + "/" + s.succeeded() + " repetitions)");
                 }
                 if (s.succeeded() < s.repetitions()) {
                     notes += (notes.isEmpty() ? "" : "; ") + (s.repetitions() - s.succeeded()) + "/" + s.repetitions()
                             + " repetitions FAILED: " + s.error();
                 }
                 sb.append(String.format(Locale.ROOT, rowFormat, sc.id(), t.getKey(), fmt(s.p50us()), fmt(s.p99us()),
-                        fmt(s.p999us()), fmt(s.callsPerSecond()), fmt(s.gbitPerSecond()), notes));
+                        fmt(s.p999us()), fmt(s.callsPerSecond()), fmt(s.gbitPerSecond()), fmt(s.cpuUsPerCall()),
+                        fmt(s.allocBytesPerCall()), notes));
             }
         }
+        sb.append("cpu us/c: process CPU per completed call, alloc B/c: bytes allocated per call (client and server"
+                + " together; loaded: probe and background calls)\n");
         sb.append('\n');
         if (!results.containsKey(Transports.HOMA)) {
             sb.append("Homa/TCP ratios: homa was not measured.\n");
@@ -265,6 +296,7 @@ public final class CompareReport {
                 sb.append(ratioTable(e.getKey(), m));
             }
         }
+        sb.append("Ratios: median of the repetitions (min-max over the repetitions, each paired with its own).\n");
         sb.append("Targets of issue 4 (ratios measured in this run):\n");
         for (Target t : TARGETS) {
             double v = targetValue(t);
@@ -277,14 +309,25 @@ public final class CompareReport {
 
     private static String ratioTable(String title, Map<?, ?> byScenario) {
         StringBuilder sb = new StringBuilder();
-        sb.append(String.format(Locale.ROOT, "%-21s %8s %8s %8s %8s%n", title, "p50", "p99", "p99.9", "Gbit/s"));
+        String rowFormat = "  %-19s %19s %19s %19s %19s %19s%n";
+        sb.append(String.format(Locale.ROOT, "%-21s %19s %19s %19s %19s %19s%n", title, "p50", "p99", "p99.9", "Gbit/s",
+                "cpu/call"));
         for (Map.Entry<?, ?> e : byScenario.entrySet()) {
             Map<?, ?> m = (Map<?, ?>) e.getValue();
-            sb.append(String.format(Locale.ROOT, "  %-19s %8s %8s %8s %8s%n", e.getKey(), fmt(m.get("p50")),
-                    fmt(m.get("p99")), fmt(m.get("p999")), fmt(m.get("gbit_per_s"))));
+            sb.append(String.format(Locale.ROOT, rowFormat, e.getKey(), spread(m, "p50"), spread(m, "p99"),
+                    spread(m, "p999"), spread(m, "gbit_per_s"), spread(m, "cpu_us_per_call")));
         }
         sb.append('\n');
         return sb.toString();
+    }
+
+    /** "median (min-max)" of a ratio, or the median alone when there is no range. */
+    private static String spread(Map<?, ?> m, String key) {
+        String v = fmt(m.get(key));
+        if (m.get(key + "_range") instanceof List<?> r && r.size() == 2 && !r.get(0).equals(r.get(1))) {
+            v += " (" + fmt(r.get(0)) + "-" + fmt(r.get(1)) + ")";
+        }
+        return v;
     }
 
     static String fmt(Object o) {

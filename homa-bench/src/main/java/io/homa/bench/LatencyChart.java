@@ -15,13 +15,16 @@ public final class LatencyChart {
             Transports.HOMA, "#d62728",
             Transports.TCP_SINGLE, "#1f77b4",
             Transports.TCP_POOL, "#2ca02c",
-            Transports.UDP_RAW, "#7f7f7f");
+            Transports.UDP_RAW, "#7f7f7f",
+            Transports.GRPC, "#ff7f0e",
+            Transports.GRPC_POOL, "#8c564b");
 
-    private static final int LEFT = 78;
+    /** Left margin (y labels), top margin (title and legend) and plot height, shared with {@link SweepChart}. */
+    static final int LEFT = 78;
+    static final int TOP = 96;
+    static final int PLOT_HEIGHT = 420;
     private static final int RIGHT = 24;
-    private static final int TOP = 96;
     private static final int BOTTOM = 64;
-    private static final int PLOT_HEIGHT = 420;
     private static final int COLUMN = 68;
     private static final int GROUP_PAD = 28;
 
@@ -67,14 +70,7 @@ public final class LatencyChart {
         int height = TOP + PLOT_HEIGHT + BOTTOM;
         Scale y = new Scale(decadeLo, decadeHi);
 
-        StringBuilder sb = new StringBuilder();
-        sb.append("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-        sb.append(String.format(Locale.ROOT,
-                "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-                        + "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">%n", width, height, width, height));
-        sb.append(String.format(Locale.ROOT, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>%n", width, height));
-        text(sb, LEFT, 26, 17, "start", "bold", "#000", "Echo latency on one host: p50, p99, p99.9 per transport (log scale)");
-        text(sb, LEFT, 46, 12, "start", "normal", "#444", subtitle);
+        StringBuilder sb = open(width, height, "Echo latency on one host: p50, p99, p99.9 per transport (log scale)", subtitle);
 
         // Legend: transports, then marker shapes.
         double lx = LEFT;
@@ -152,9 +148,22 @@ public final class LatencyChart {
                 "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#000\" stroke-width=\"1\"/>%n",
                 LEFT, plotTop, plotWidth, PLOT_HEIGHT));
         text(sb, LEFT, height - 14, 11, "start", "normal", "#444",
-                "Closed loop, one call at a time; loaded: 1 MB calls kept in flight to the same server. Median of repetitions.");
+                "Closed loop, one call at a time; loaded: 1 MB calls arriving open-loop (Poisson) to the same server. Median of repetitions.");
         sb.append("</svg>\n");
         return sb.toString();
+    }
+
+    /** A new SVG document of that size on a white ground, with its title and subtitle. */
+    static StringBuilder open(int width, int height, String title, String subtitle) {
+        StringBuilder sb = new StringBuilder();
+        sb.append("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+        sb.append(String.format(Locale.ROOT,
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+                        + "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">%n", width, height, width, height));
+        sb.append(String.format(Locale.ROOT, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>%n", width, height));
+        text(sb, LEFT, 26, 17, "start", "bold", "#000", title);
+        text(sb, LEFT, 46, 12, "start", "normal", "#444", subtitle);
+        return sb;
     }
 
     /** Log scale from 10^lo to 10^hi microseconds. */
@@ -164,7 +173,7 @@ public final class LatencyChart {
         }
     }
 
-    private static String color(String transport) {
+    static String color(String transport) {
         return COLORS.getOrDefault(transport, "#9467bd");
     }
 
@@ -180,7 +189,7 @@ public final class LatencyChart {
         }
     }
 
-    private static void text(StringBuilder sb, double x, double y, int size, String anchor, String weight,
+    static void text(StringBuilder sb, double x, double y, int size, String anchor, String weight,
                              String fill, String content) {
         sb.append(String.format(Locale.ROOT,
                 "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%d\" text-anchor=\"%s\" font-weight=\"%s\" fill=\"%s\">%s</text>%n",

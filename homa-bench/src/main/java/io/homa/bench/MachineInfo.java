@@ -13,6 +13,12 @@ import java.util.Map;
 
 /** What results.json says about the machine and the conditions of the run. */
 public final class MachineInfo {
+    /**
+     * A 1-minute load average above this per CPU at the start means other work competes for the
+     * CPU: the figures will be noisy, and compare says so.
+     */
+    public static final double BUSY_LOAD_PER_CPU = 0.5;
+
     private MachineInfo() {
     }
 
@@ -32,7 +38,12 @@ public final class MachineInfo {
         if (mtu != null) {
             m.put("loopback_mtu", mtu);
         }
-        m.put("load_average_at_start", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+        double load = ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
+        int cpus = Runtime.getRuntime().availableProcessors();
+        m.put("load_average_at_start", load);
+        m.put("load_average_per_cpu_at_start", load < 0 ? Double.NaN : load / cpus);
+        m.put("busy_at_start", load / cpus > BUSY_LOAD_PER_CPU);
+        m.put("allocation_counter", CostMeter.allocationCounter());
         m.put("timestamp", Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());
         return m;
     }

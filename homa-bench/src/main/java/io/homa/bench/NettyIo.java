@@ -1,8 +1,10 @@
 package io.homa.bench;
 
+import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.RecvByteBufAllocator;
 import io.netty.channel.ServerChannel;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollDatagramChannel;
@@ -59,7 +61,6 @@ public final class NettyIo {
         return new InetSocketAddress(LOOPBACK, 0);
     }
 
-    /** A group of {@code threads} event loops on daemon threads named {@code name-N}. */
     /**
      * Runs {@code task} on {@code loop}: at once when called from the loop, else queued; if the
      * loop refuses it (it is shutting down), runs {@code refused} on the calling thread instead.
@@ -76,9 +77,19 @@ public final class NettyIo {
         }
     }
 
+    /** A group of {@code threads} event loops on daemon threads named {@code name-N}. */
     public static EventLoopGroup newGroup(int threads, String name) {
         IoHandlerFactory factory = epoll() ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
         return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(name, true), factory);
+    }
+
+    /**
+     * Reads of a TCP connection: adaptive sizes up to 1 MiB (Netty's default stops at 64 KiB), so
+     * that a bulk transfer takes a few large reads per wake-up rather than many small ones, while
+     * short messages still get small buffers.
+     */
+    public static RecvByteBufAllocator streamReads() {
+        return new AdaptiveRecvByteBufAllocator(64, 2048, 1 << 20);
     }
 
     public static Class<? extends SocketChannel> socketChannel() {

@@ -7,11 +7,13 @@ import java.util.List;
  *
  * <ul>
  * <li>{@code unloaded-*}: one caller, one call at a time (closed loop): the latency floor.</li>
- * <li>{@code loaded-100B}: 100 B calls, one at a time, while two background threads keep a 1 MB
- *     call each in flight <em>through the same client</em> (one gRPC channel, one Homa socket, one
- *     connection pool) to the same server: head-of-line blocking shows on tcp-single.</li>
- * <li>{@code loaded-100B-4clients}: the same probe on its own client while four other clients keep
- *     a 1 MB call each in flight to the same server: only the server and the host are shared.</li>
+ * <li>{@code loaded-100B}: 100 B calls, one at a time, while 1 MB background calls arrive
+ *     open-loop at a fixed offered rate (Poisson arrivals, seeded: the same for every transport;
+ *     see {@link PoissonLoad}) <em>through the same client</em> (one gRPC channel, one Homa socket,
+ *     one connection pool) to the same server: head-of-line blocking shows on tcp-single. The
+ *     probe's phases are timed, so every transport's measured interval sees the same arrivals.</li>
+ * <li>{@code loaded-100B-4clients}: the same probe on its own client while the same background
+ *     arrives round-robin through four other clients: only the server and the host are shared.</li>
  * <li>{@code throughput-*}: a window of calls kept outstanding; calls/s and payload Gbit/s.</li>
  * </ul>
  */
@@ -77,19 +79,6 @@ public enum Scenario {
     /** Background clients apart from the probe's (0: the background shares the probe's client). */
     public int backgroundClients() {
         return this == LOADED_100B_4CLIENTS ? 4 : 0;
-    }
-
-    /** Background threads per background client (each keeps one call in flight). */
-    public int backgroundThreadsPerClient() {
-        return this == LOADED_100B_4CLIENTS ? 1 : 2;
-    }
-
-    /**
-     * How many times the mode's measurement cap this scenario may measure: the loaded probes take
-     * milliseconds each, and their p99.9 needs thousands of them.
-     */
-    public double measureCapFactor() {
-        return kind == Kind.LOADED ? 2.5 : 1.0;
     }
 
     /** Whether the scenario is about latency (drawn in the chart). */

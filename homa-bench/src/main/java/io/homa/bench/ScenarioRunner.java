@@ -18,14 +18,35 @@ import java.util.concurrent.atomic.AtomicReference;
  * call by {@code callTimeout}; the first failed or wrong call ends the run with an error.
  */
 public final class ScenarioRunner {
+    /** Seed of the background arrivals in repetition 0 (repetition r: + r); the same for every transport. */
+    static final long BACKGROUND_SEED = 0x5eed;
+    /** Background calls in flight at most (1 MB each); arrivals beyond are shed and reported. */
+    static final int MAX_BACKGROUND_OUTSTANDING = 32;
+    /**
+     * Default offered background of the loaded scenarios, Gbit/s each way: chosen so that every
+     * transport carries it on a 2-core loopback and the loaded scenario compares latency under the
+     * same load (the reasoning is in docs/benchmarks.md).
+     */
+    public static final double DEFAULT_BACKGROUND_GBIT = 2.0;
+
     private final RunMode mode;
     private final Duration callTimeout;
+    private final double backgroundGbit;
     /** Multiplies the mode's time caps (1: as planned; less when a run is behind its budget). */
     private double timeScale = 1.0;
 
     public ScenarioRunner(RunMode mode, Duration callTimeout) {
+        this(mode, callTimeout, DEFAULT_BACKGROUND_GBIT);
+    }
+
+    /** A runner whose loaded scenarios offer {@code backgroundGbit} of 1 MB calls (Poisson arrivals). */
+    public ScenarioRunner(RunMode mode, Duration callTimeout, double backgroundGbit) {
+        if (!(backgroundGbit > 0)) {
+            throw new IllegalArgumentException("background load must be positive: " + backgroundGbit);
+        }
         this.mode = mode;
         this.callTimeout = callTimeout;
+        this.backgroundGbit = backgroundGbit;
     }
 
     /** Thrown inside a run when a call fails or echoes wrong bytes. */
@@ -42,11 +63,20 @@ public final class ScenarioRunner {
 
     /** The time one run of {@code s} may take at most when nothing fails (caps, unscaled). */
     public Duration nominalDuration(Scenario s) {
-        return mode.warmupCap().plus(Duration.ofNanos((long) (mode.measureCap().toNanos() * s.measureCapFactor())));
+        return s.kind() == Scenario.Kind.LOADED ? mode.loadedWarmup().plus(mode.loadedMeasure())
+                : mode.warmupCap().plus(mode.measureCap());
     }
 
-    private Duration warmupCap() {
-        return Duration.ofNanos((long) (mode.warmupCap().toNanos() * timeScale));
+    private Duration warmupCap(Scenario s) {
+        return scaled(s.kind() == Scenario.Kind.LOADED ? mode.loadedWarmup() : mode.warmupCap());
+    }
+
+    private Duration measureCap(Scenario s) {
+        return scaled(s.kind() == Scenario.Kind.LOADED ? mode.loadedMeasure() : mode.measureCap());
+    }
+
+    private Duration scaled(Duration d) {
+        return Duration.ofNanos((long) (d.toNanos() * timeScale));
     }
 
     /**
@@ -96,16 +126,24 @@ public final class ScenarioRunner {
 
     private RunResult failed(Scenario s, Transport t, int rep, long start, String why) {
         return new RunResult(t.name(), s, rep, LatencyStats.of(LatencyStats.newHistogram()), Double.NaN, Double.NaN,
-                Double.NaN, (System.nanoTime() - start) / 1e9, why);
+                null, Double.NaN, Double.NaN, Double.NaN, (System.nanoTime() - start) / 1e9, why);
+    }
+
+    private RunResult result(Scenario s, EchoPair pair, int rep, long start, Measured m, PoissonLoad.Interval background) {
+        long calls = m.calls + (background == null ? 0 : background.completed());
+        return new RunResult(pair.transport().name(), s, rep, m.stats, m.callsPerSecond(), m.gbit(s.size()), background,
+                m.cost.cpuMicrosPer(calls), m.cost.bytesPer(calls), m.cost.coresBusy(), (System.nanoTime() - start) / 1e9, null);
     }
 
     private RunResult unloaded(Scenario s, EchoPair pair, int rep, long start)
             throws CallFailed, InterruptedException {
-        Measured m = closedLoop(pair.client(), s);
-        return new RunResult(pair.transport().name(), s, rep, m.stats, m.callsPerSecond(),
-                m.gbit(s.size()), Double.NaN, (System.nanoTime() - start) / 1e9, null);
+        return result(s, pair, rep, start, closedLoop(pair.client(), s, 0, null), null);
     }
 
+    /**
+     * The probe's phases are timed (not counted) here, so that every transport's measured interval
+     * covers the same stretch of the seeded arrivals: equal offered background.
+     */
     private RunResult loaded(Scenario s, EchoPair pair, int rep, long start)
             throws CallFailed, InterruptedException {
         List<EchoClient> background = new ArrayList<>();
@@ -117,44 +155,51 @@ public final class ScenarioRunner {
             }
         }
         // The load outlives the probe's phases by at most one call timeout, whatever happens.
-        Duration maxTime = warmupCap().plus(measureCap(s)).plus(callTimeout);
+        Duration maxTime = warmupCap(s).plus(measureCap(s)).plus(callTimeout);
         Measured m;
-        double backgroundGbit;
-        try (BackgroundLoad load = new BackgroundLoad(background, s.backgroundThreadsPerClient(),
-                Scenario.BACKGROUND_SIZE, 1_000_000, maxTime, callTimeout)) {
+        PoissonLoad.Interval carried;
+        try (PoissonLoad load = new PoissonLoad(background, Scenario.BACKGROUND_SIZE, backgroundGbit,
+                BACKGROUND_SEED + rep, MAX_BACKGROUND_OUTSTANDING, maxTime, callTimeout)) {
             if (!load.awaitFlowing(callTimeout)) {
                 throw new CallFailed("background load did not flow: "
                         + (load.error() != null ? load.error() : "no 1 MB call completed within " + callTimeout.toSeconds() + " s"),
                         load.error());
             }
-            m = closedLoop(pair.client(), s);
-            load.close();
+            // The measured interval starts a fixed time after the first arrival (unless the first
+            // completion came later), so that it covers the same arrivals for every transport.
+            MarkHolder marks = new MarkHolder(load);
+            m = closedLoop(pair.client(), s, Math.max(System.nanoTime(), load.startNanos() + warmupCap(s).toNanos()), marks);
+            carried = load.between(marks.begin, marks.end);
             if (load.error() != null) {
                 throw new CallFailed("background call failed: " + load.error(), load.error());
             }
-            backgroundGbit = load.gbitPerSecond();
         }
-        return new RunResult(pair.transport().name(), s, rep, m.stats, m.callsPerSecond(),
-                m.gbit(s.size()), backgroundGbit, (System.nanoTime() - start) / 1e9, null);
+        return result(s, pair, rep, start, m, carried);
+    }
+
+    /** Takes the background's counters where the probe's measured interval begins and ends. */
+    private static final class MarkHolder {
+        final PoissonLoad load;
+        PoissonLoad.Mark begin;
+        PoissonLoad.Mark end;
+
+        MarkHolder(PoissonLoad load) {
+            this.load = load;
+        }
     }
 
     private RunResult throughput(Scenario s, EchoPair pair, int rep, long start)
             throws CallFailed, InterruptedException {
         EchoClient client = pair.client();
         byte[] request = Payloads.of(s.size());
-        window(client, request, s.window(), s.warmupCalls(mode), warmupCap(), null);
+        window(client, request, s.window(), s.warmupCalls(mode), warmupCap(s), null);
         Histogram h = new SynchronizedHistogram(1, LatencyStats.HIGHEST_NANOS, 3);
         Measured m = window(client, request, s.window(), s.measuredCalls(mode), measureCap(s), h);
-        return new RunResult(pair.transport().name(), s, rep, m.stats, m.callsPerSecond(),
-                m.gbit(s.size()), Double.NaN, (System.nanoTime() - start) / 1e9, null);
+        return result(s, pair, rep, start, m, null);
     }
 
-    private Duration measureCap(Scenario s) {
-        return Duration.ofNanos((long) (mode.measureCap().toNanos() * s.measureCapFactor() * timeScale));
-    }
-
-    /** Calls measured in one phase. */
-    private record Measured(LatencyStats stats, long calls, long nanos) {
+    /** Calls measured in one phase, and what the phase cost the process. */
+    private record Measured(LatencyStats stats, long calls, long nanos, CostMeter.Cost cost) {
         double callsPerSecond() {
             return nanos <= 0 ? Double.NaN : calls * 1e9 / nanos;
         }
@@ -164,27 +209,43 @@ public final class ScenarioRunner {
         }
     }
 
-    /** Warm-up, then measured calls, one at a time. */
-    private Measured closedLoop(EchoClient client, Scenario s) throws CallFailed, InterruptedException {
+    /**
+     * Warm-up, then measured calls, one at a time; each phase ends after its calls or its time cap.
+     * With {@code timedWarmupEnd} not 0, both phases are timed instead: the warm-up ends at that
+     * instant ({@link System#nanoTime()}) and the measurement after its time cap, whatever the
+     * number of calls. {@code marks}, if given, takes the background's counters at the measured
+     * interval's ends.
+     */
+    private Measured closedLoop(EchoClient client, Scenario s, long timedWarmupEnd, MarkHolder marks)
+            throws CallFailed, InterruptedException {
+        boolean timed = timedWarmupEnd != 0;
         byte[] request = Payloads.of(s.size());
         long seq = 0;
-        long end = System.nanoTime() + warmupCap().toNanos();
-        for (int i = 0, n = s.warmupCalls(mode); i < n && System.nanoTime() < end; i++) {
+        long end = timed ? timedWarmupEnd : System.nanoTime() + warmupCap(s).toNanos();
+        for (int i = 0, n = timed ? Integer.MAX_VALUE : s.warmupCalls(mode); i < n && System.nanoTime() < end; i++) {
             Payloads.stamp(request, ++seq);
             call(client, request);
         }
         Histogram h = LatencyStats.newHistogram();
+        if (marks != null) {
+            marks.begin = marks.load.mark();
+        }
+        CostMeter meter = CostMeter.start();
         long begin = System.nanoTime();
         end = begin + measureCap(s).toNanos();
         long now = begin;
-        for (int i = 0, n = s.measuredCalls(mode); i < n && now < end; i++) {
+        for (int i = 0, n = timed ? Integer.MAX_VALUE : s.measuredCalls(mode); i < n && now < end; i++) {
             Payloads.stamp(request, ++seq);
             long t0 = System.nanoTime();
             call(client, request);
             now = System.nanoTime();
             h.recordValue(Math.max(1, Math.min(now - t0, LatencyStats.HIGHEST_NANOS)));
         }
-        return new Measured(LatencyStats.of(h), h.getTotalCount(), now - begin);
+        CostMeter.Cost cost = meter.stop();
+        if (marks != null) {
+            marks.end = marks.load.mark();
+        }
+        return new Measured(LatencyStats.of(h), h.getTotalCount(), now - begin, cost);
     }
 
     private void call(EchoClient client, byte[] request) throws CallFailed, InterruptedException {
@@ -210,6 +271,7 @@ public final class ScenarioRunner {
             throws CallFailed, InterruptedException {
         Semaphore permits = new Semaphore(window);
         AtomicReference<String> failure = new AtomicReference<>();
+        CostMeter meter = CostMeter.start();
         long begin = System.nanoTime();
         long end = begin + cap.toNanos();
         long issued = 0;
@@ -234,9 +296,10 @@ public final class ScenarioRunner {
             throw new CallFailed("the last calls got no reply within " + callTimeout.toMillis() + " ms", null);
         }
         long elapsed = System.nanoTime() - begin;
+        CostMeter.Cost cost = meter.stop();
         if (failure.get() != null) {
             throw new CallFailed(failure.get(), null);
         }
-        return new Measured(h == null ? null : LatencyStats.of(h), issued, elapsed);
+        return new Measured(h == null ? null : LatencyStats.of(h), issued, elapsed, cost);
     }
 }

@@ -12,7 +12,9 @@ import java.util.function.ToDoubleFunction;
 public record Summary(String transport, Scenario scenario, int repetitions, int succeeded,
                       double p50us, double p99us, double p999us, double maxUs, double meanUs, double samples,
                       double callsPerSecond, double gbitPerSecond, double backgroundGbit,
-                      List<Double> p99PerRepetition, String error) {
+                      double backgroundOfferedGbit, int backgroundCarriedRepetitions,
+                      double cpuUsPerCall, double allocBytesPerCall, double cpuCores,
+                      List<Double> p99PerRepetition, List<RunResult> okRuns, String error) {
 
     public static Summary of(String transport, Scenario scenario, List<RunResult> runs) {
         List<RunResult> ok = new ArrayList<>();
@@ -28,12 +30,49 @@ public record Summary(String transport, Scenario scenario, int repetitions, int 
         for (RunResult r : ok) {
             p99s.add(r.stats().p99us());
         }
+        int carried = 0;
+        for (RunResult r : ok) {
+            carried += r.background() == null || r.background().carried() ? 1 : 0;
+        }
         return new Summary(transport, scenario, runs.size(), ok.size(),
                 median(ok, r -> r.stats().p50us()), median(ok, r -> r.stats().p99us()),
                 median(ok, r -> r.stats().p999us()), median(ok, r -> r.stats().maxUs()),
                 median(ok, r -> r.stats().meanUs()), median(ok, r -> r.stats().samples()),
                 median(ok, RunResult::callsPerSecond), median(ok, RunResult::gbitPerSecond),
-                median(ok, RunResult::backgroundGbit), p99s, error);
+                median(ok, RunResult::backgroundGbit),
+                median(ok, r -> r.background() == null ? Double.NaN : r.background().offeredGbit()), carried,
+                median(ok, RunResult::cpuUsPerCall), median(ok, RunResult::allocBytesPerCall),
+                median(ok, RunResult::cpuCores), p99s, List.copyOf(ok), error);
+    }
+
+    /**
+     * The spread of {@code metric}'s ratio to {@code other}'s over the repetitions: the repetitions
+     * are paired by index (the same repetition of both ran back to back); {@code [min, max]}, or
+     * null when no pair was measured.
+     */
+    public double[] ratioRange(Summary other, ToDoubleFunction<RunResult> metric) {
+        double lo = Double.POSITIVE_INFINITY;
+        double hi = Double.NEGATIVE_INFINITY;
+        for (RunResult a : okRuns) {
+            for (RunResult b : other.okRuns) {
+                if (a.repetition() == b.repetition()) {
+                    double v = metric.applyAsDouble(a) / metric.applyAsDouble(b);
+                    if (Double.isFinite(v)) {
+                        lo = Math.min(lo, v);
+                        hi = Math.max(hi, v);
+                    }
+                }
+            }
+        }
+        return lo <= hi ? new double[] {lo, hi} : null;
+    }
+
+    /**
+     * Whether the background was carried (see {@link PoissonLoad.Interval#carried()}) in most of
+     * the successful repetitions; always true without background.
+     */
+    public boolean backgroundCarried() {
+        return 2 * backgroundCarriedRepetitions > succeeded;
     }
 
     /** Whether at least one repetition succeeded. */

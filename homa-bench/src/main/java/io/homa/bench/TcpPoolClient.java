@@ -71,7 +71,8 @@ public final class TcpPoolClient implements EchoClient {
         bootstrap = new Bootstrap()
                 .group(loop)
                 .channel(NettyIo.socketChannel())
-                .option(ChannelOption.TCP_NODELAY, true);
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.RECVBUF_ALLOCATOR, NettyIo.streamReads());
         // Open one connection up front so that a bad address fails here, as for tcp-single.
         try {
             CompletableFuture<byte[]> probe = new CompletableFuture<>();

@@ -48,6 +48,7 @@ public final class TcpSingleClient implements EchoClient {
                     .group(loop)
                     .channel(NettyIo.socketChannel())
                     .option(ChannelOption.TCP_NODELAY, true)
+                    .option(ChannelOption.RECVBUF_ALLOCATOR, NettyIo.streamReads())
                     .handler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel ch) {

@@ -8,9 +8,13 @@ public final class Transports {
     public static final String TCP_SINGLE = "tcp-single";
     public static final String TCP_POOL = "tcp-pool";
     public static final String UDP_RAW = "udp-raw";
+    public static final String GRPC = "grpc";
+    public static final String GRPC_POOL = "grpc-pool";
 
-    /** Every transport name, in the order results are shown. */
-    public static final List<String> ALL = List.of(HOMA, TCP_SINGLE, TCP_POOL, UDP_RAW);
+    /** The transports {@code compare} runs by default, in the order results are shown. */
+    public static final List<String> ALL = List.of(HOMA, TCP_SINGLE, TCP_POOL, UDP_RAW, GRPC);
+    /** Every transport name, in the order results are shown (grpc-pool only on request). */
+    public static final List<String> KNOWN = List.of(HOMA, TCP_SINGLE, TCP_POOL, UDP_RAW, GRPC, GRPC_POOL);
 
     private Transports() {
     }
@@ -26,7 +30,9 @@ public final class Transports {
             case TCP_SINGLE -> TcpTransport.single();
             case TCP_POOL -> TcpTransport.pool();
             case UDP_RAW -> new UdpTransport();
-            default -> throw new IllegalArgumentException("unknown transport '" + name + "' (known: " + String.join(", ", ALL) + ")");
+            case GRPC -> GrpcTransport.single();
+            case GRPC_POOL -> GrpcTransport.pool();
+            default -> throw new IllegalArgumentException("unknown transport '" + name + "' (known: " + String.join(", ", KNOWN) + ")");
         };
     }
 }

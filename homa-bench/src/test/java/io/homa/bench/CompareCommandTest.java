@@ -37,7 +37,7 @@ class CompareCommandTest {
     @SuppressWarnings("unchecked")
     void smoke__exitsZero_andWritesBothFiles(@TempDir Path dir) throws Exception {
         Path outDir = dir.resolve("out");
-        Outcome r = compare("--smoke", "--out", outDir.toString());
+        Outcome r = compare("--smoke", "--out", outDir.toString(), "--background-gbit", "0.5");
         assertEquals(0, r.code(), () -> "stdout:\n" + r.out() + "\nstderr:\n" + r.err());
         assertTrue(r.out().contains("p99.9 us"), r.out());
         assertTrue(r.err().matches("(?s).*\\[ *1/[0-9]+\\] unloaded-100B.*"), "progress on stderr: " + r.err());
@@ -48,19 +48,28 @@ class CompareCommandTest {
         assertTrue(Files.isRegularFile(svg));
         Map<String, Object> root = (Map<String, Object>) JsonParser.parse(Files.readString(json));
         Map<String, Object> results = (Map<String, Object>) root.get("results");
-        for (String t : List.of("homa", "tcp-single", "tcp-pool")) {
+        for (String t : List.of("homa", "tcp-single", "tcp-pool", "grpc")) {
             Map<String, Object> byScenario = (Map<String, Object>) results.get(t);
-            for (String s : List.of("unloaded-100B", "loaded-100B")) {
+            for (String s : List.of("unloaded-100B", "loaded-100B", "throughput-1MB")) {
                 Map<String, Object> fig = (Map<String, Object>) byScenario.get(s);
                 assertTrue((Double) fig.get("p50_us") > 0, t + " " + s);
                 assertTrue((Double) fig.get("p999_us") >= (Double) fig.get("p50_us"), t + " " + s);
+                // CPU time may tick in 10 ms steps: a short smoke run can measure none.
+                assertTrue((Double) fig.get("cpu_us_per_call") >= 0, t + " " + s + " cpu");
+                assertTrue((Double) fig.get("alloc_bytes_per_call") > 0, t + " " + s + " alloc");
             }
+            Map<String, Object> loaded = (Map<String, Object>) byScenario.get("loaded-100B");
+            assertTrue((Double) loaded.get("background_gbit_per_s") >= 0, t + " background");
+            assertEquals(0.5, loaded.get("background_offered_gbit_per_s"), t + " offered background");
+            assertTrue(loaded.get("background_carried") instanceof Boolean, t + " carried");
         }
         Map<String, Object> udp = (Map<String, Object>) results.get("udp-raw");
         assertTrue(udp.containsKey("unloaded-100B"));
         assertTrue(!udp.containsKey("loaded-100B"), "udp-raw carries no 1 MB background calls");
         assertTrue(((String) root.get("command")).contains("--smoke"));
-        assertTrue(root.get("machine") instanceof Map);
+        Map<String, Object> machine = (Map<String, Object>) root.get("machine");
+        assertTrue(machine.containsKey("load_average_at_start"), machine.toString());
+        assertTrue(machine.get("busy_at_start") instanceof Boolean, machine.toString());
         Map<String, Object> ratios = (Map<String, Object>) root.get("ratios");
         assertTrue(ratios.containsKey("homa/tcp-single"), ratios.toString());
         assertTrue(ratios.containsKey("homa/udp-raw"), ratios.toString());
@@ -68,6 +77,30 @@ class CompareCommandTest {
         DocumentBuilderFactory f = DocumentBuilderFactory.newInstance();
         f.setNamespaceAware(true);
         assertEquals("svg", f.newDocumentBuilder().parse(svg.toFile()).getDocumentElement().getLocalName());
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    @SuppressWarnings("unchecked")
+    void sweep__writesOneCurvePerTransport(@TempDir Path dir) throws Exception {
+        Outcome r = compare("--smoke", "--sweep", "--sweep-loads", "0.2,0.5", "--transports", "homa,tcp-single,udp-raw",
+                "--out", dir.toString());
+        assertEquals(0, r.code(), () -> "stdout:\n" + r.out() + "\nstderr:\n" + r.err());
+        Map<String, Object> root = (Map<String, Object>) JsonParser.parse(Files.readString(dir.resolve("sweep.json")));
+        Map<String, Object> sweep = (Map<String, Object>) root.get("sweep");
+        assertEquals(List.of("homa", "tcp-single"), List.copyOf(sweep.keySet()), "udp-raw has no 1 MB background");
+        for (Object curve : sweep.values()) {
+            List<Object> points = (List<Object>) curve;
+            assertEquals(2, points.size());
+            for (Object p : points) {
+                Map<String, Object> point = (Map<String, Object>) p;
+                assertTrue((Double) point.get("p99_us") > 0, point.toString());
+                assertTrue((Double) point.get("background_gbit_per_s") >= 0, point.toString());
+            }
+        }
+        DocumentBuilderFactory f = DocumentBuilderFactory.newInstance();
+        f.setNamespaceAware(true);
+        assertEquals("svg", f.newDocumentBuilder().parse(dir.resolve("sweep.svg").toFile()).getDocumentElement().getLocalName());
     }
 
     @Test
@@ -80,6 +113,10 @@ class CompareCommandTest {
         Outcome unknownScenario = compare("--smoke", "--out", dir.toString(), "--scenarios", "nope");
         assertEquals(2, unknownScenario.code());
         assertTrue(unknownScenario.err().contains("nope"));
+
+        Outcome negativeLoad = compare("--smoke", "--out", dir.toString(), "--background-gbit", "-1");
+        assertEquals(2, negativeLoad.code());
+        assertTrue(negativeLoad.err().contains("positive"), negativeLoad.err());
 
         Outcome unknownOption = compare("--frobnicate");
         assertNotEquals(0, unknownOption.code());

@@ -40,6 +40,17 @@ class TcpTransportTest {
     @ParameterizedTest
     @ValueSource(strings = {"tcp-single", "tcp-pool"})
     void echo__everySize_oneAtATime(String transport) throws Exception {
+        echoesEverySizeOneAtATime(transport);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp-single", "tcp-pool"})
+    void echo__everySize_allAtOnce(String transport) throws Exception {
+        echoesEverySizeAllAtOnce(transport);
+    }
+
+    /** Echoes of 0 B to 1 MB, one at a time, come back intact (shared with the other stream transports' tests). */
+    static void echoesEverySizeOneAtATime(String transport) throws Exception {
         try (EchoPair pair = EchoPair.open(transport)) {
             for (int size : SIZES) {
                 byte[] request = random(size, size);
@@ -48,9 +59,8 @@ class TcpTransportTest {
         }
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"tcp-single", "tcp-pool"})
-    void echo__everySize_allAtOnce(String transport) throws Exception {
+    /** Three rounds of every size, all outstanding at once, each reply reaching its own call. */
+    static void echoesEverySizeAllAtOnce(String transport) throws Exception {
         try (EchoPair pair = EchoPair.open(transport)) {
             List<byte[]> requests = new ArrayList<>();
             List<CompletableFuture<byte[]>> replies = new ArrayList<>();
