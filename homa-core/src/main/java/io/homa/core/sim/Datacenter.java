@@ -1,6 +1,8 @@
 package io.homa.core.sim;
 
 import io.homa.core.EngineConfig;
+import io.homa.core.wire.PacketType;
+import io.homa.core.wire.WireFormat;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -67,6 +69,7 @@ public final class Datacenter {
     private long now;
     private long eventsRun;
     private long packetsDelivered;
+    private long dataPayloadDelivered;
 
     /**
      * @param config every host's engine configuration (each engine gets its own seed from {@code seed})
@@ -167,6 +170,14 @@ public final class Datacenter {
 
     public long packetsDelivered() {
         return packetsDelivered;
+    }
+
+    /**
+     * Payload bytes of DATA packets delivered to hosts so far (retransmitted bytes count again): the
+     * network's goodput, at packet granularity.
+     */
+    public long dataPayloadDelivered() {
+        return dataPayloadDelivered;
     }
 
     /** Packets dropped at full port buffers. */
@@ -314,6 +325,9 @@ public final class Datacenter {
         Frame f = frames[frameId];
         if (node < hostCount) {
             packetsDelivered++;
+            if (f.length > WireFormat.DATA_HEADER && (f.bytes[WireFormat.OFF_TYPE] & 0xFF) == PacketType.DATA.code) {
+                dataPayloadDelivered += f.length - WireFormat.DATA_HEADER;
+            }
             hosts[node].receive(frameId, f);
             return;
         }
