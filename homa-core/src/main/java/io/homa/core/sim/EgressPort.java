@@ -15,6 +15,7 @@ final class EgressPort {
     private final int[][] rings;
     private final int[] head;
     private final int[] count;
+    private int total;
     long queuedBytes;
     long maxQueuedBytes;
     long drops;
@@ -40,12 +41,7 @@ final class EgressPort {
     }
 
     boolean isEmpty() {
-        for (int c : count) {
-            if (c != 0) {
-                return false;
-            }
-        }
-        return true;
+        return total == 0;
     }
 
     /** Queues a packet at {@code priority} (0..7); false if the buffer is full (tail drop). */
@@ -66,6 +62,7 @@ final class EgressPort {
         }
         ring[(head[level] + count[level]) & (ring.length - 1)] = packet;
         count[level]++;
+        total++;
         queuedBytes += wireBytes;
         if (queuedBytes > maxQueuedBytes) {
             maxQueuedBytes = queuedBytes;
@@ -81,6 +78,7 @@ final class EgressPort {
                 int p = ring[head[level]];
                 head[level] = (head[level] + 1) & (ring.length - 1);
                 count[level]--;
+                total--;
                 return p;
             }
         }

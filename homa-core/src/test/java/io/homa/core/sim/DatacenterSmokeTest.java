@@ -79,7 +79,6 @@ class DatacenterSmokeTest {
             for (int size : new int[]{1, 100, 1432, 1433, 5_000, 15_000, 100_000, 1_000_000}) {
                 Datacenter dc = new Datacenter(SMALL, cfg, size);
                 Slowdowns s = new Slowdowns();
-                DatacenterWorkload unused = new DatacenterWorkload(dc, Workload.named("w1"), 0.1, 1, s);
                 dc.host(dst).onEvent(e -> s.delivered(size, 0, dst, 0, dc.now(),
                         SMALL.idealNanos(0, dst, size, cfg.segmentPayload())));
                 dc.host(0).call(dc.host(dst).address(), new byte[size]);
