@@ -8,6 +8,9 @@ import io.homa.core.sim.DatacenterTopology;
 import io.homa.core.sim.DatacenterWorkload;
 import io.homa.core.sim.SimAblation;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -29,6 +32,9 @@ record SimRun(String workload, double load, DatacenterTopology topology, EngineC
         long end = warmupNanos + windowNanos;
         SlowdownRecorder rec = new SlowdownRecorder(sizes, warmupNanos, end);
         DatacenterWorkload traffic = new DatacenterWorkload(dc, Workload.named(workload), load, seed, rec);
+        for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
+            pool.resetPeakUsage();
+        }
         long wallStart = System.nanoTime();
         traffic.start(end + drainNanos);
         dc.runUntil(warmupNanos - 1);
@@ -54,6 +60,8 @@ record SimRun(String workload, double load, DatacenterTopology topology, EngineC
         sim.put("events", dc.eventsRun());
         sim.put("wall_seconds", wall);
         sim.put("events_per_second", dc.eventsRun() / Math.max(wall, 1e-9));
+        sim.put("peak_heap_mb", peakHeapBytes() / 1e6);
+        sim.put("max_heap_mb", Runtime.getRuntime().maxMemory() / 1e6);
         sim.put("packets_delivered", dc.packetsDelivered());
         sim.put("packets_dropped", dc.packetsDropped());
         long[] q = dc.maxQueuedBytes();
@@ -69,14 +77,26 @@ record SimRun(String workload, double load, DatacenterTopology topology, EngineC
         return m;
     }
 
+    /** Sum of the heap pools' peaks since the run started (an upper bound of the live heap). */
+    private static long peakHeapBytes() {
+        long sum = 0;
+        for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
+            if (pool.getType() == MemoryType.HEAP && pool.getPeakUsage() != null) {
+                sum += pool.getPeakUsage().getUsed();
+            }
+        }
+        return sum;
+    }
+
     /** One line for progress output. */
     static String summary(Map<String, Object> r) {
         @SuppressWarnings("unchecked")
         Map<String, Object> sim = (Map<String, Object>) r.get("simulation");
         return String.format(Locale.ROOT, "%s load %.2f %s: short p99 slowdown %.2f, completed %.4f of offered bytes, %d messages; "
-                        + "%.1f s wall, %.2f M events/s",
+                        + "%.1f s wall, %.2f M events/s, peak heap %.0f of %.0f MB",
                 r.get("workload"), (Double) r.get("load"), r.get("ablation"), (Double) r.get("short_p99_slowdown"),
                 (Double) r.get("completed_bytes_fraction"), (Long) r.get("completed_messages"),
-                (Double) sim.get("wall_seconds"), (Double) sim.get("events_per_second") / 1e6);
+                (Double) sim.get("wall_seconds"), (Double) sim.get("events_per_second") / 1e6,
+                (Double) sim.get("peak_heap_mb"), (Double) sim.get("max_heap_mb"));
     }
 }
