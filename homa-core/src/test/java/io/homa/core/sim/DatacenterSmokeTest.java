@@ -114,8 +114,31 @@ class DatacenterSmokeTest {
         return s.p99Below(w.quantile(0.1));
     }
 
+    @Test
+    void theSameSeedGivesTheSameRun() {
+        long[] first = fingerprint(5);
+        long[] again = fingerprint(5);
+        assertEquals(first[0], again[0], "events");
+        assertEquals(first[1], again[1], "messages and their times");
+        assertTrue(first[0] != fingerprint(6)[0], "another seed, another run");
+    }
+
+    private static long[] fingerprint(long seed) {
+        DatacenterTopology topo = SMALL.toBuilder().hosts(8).build();
+        Datacenter dc = new Datacenter(topo, Datacenter.engineConfigFor(topo), seed);
+        long[] hash = {0};
+        new DatacenterWorkload(dc, Workload.named("w2"), 0.6, seed, new Slowdowns() {
+            @Override
+            public void delivered(int length, int src, int dst, long startNanos, long endNanos, long idealNanos) {
+                hash[0] = hash[0] * 31 + length * 7L + src * 131L + dst * 1031L + endNanos - startNanos;
+            }
+        }).start(2_000_000);
+        dc.runUntil(3_000_000);
+        return new long[]{dc.eventsRun(), hash[0]};
+    }
+
     /** Slowdowns of delivered messages, for percentiles by sorting (tests only). */
-    static final class Slowdowns implements DatacenterWorkload.Observer {
+    static class Slowdowns implements DatacenterWorkload.Observer {
         final List<double[]> values = new ArrayList<>();
 
         @Override
