@@ -15,6 +15,9 @@ public final class Main {
         if (args.length > 0 && args[0].equals("compare")) {
             System.exit(CompareCommand.execute(Arrays.copyOfRange(args, 1, args.length)));
         }
+        if (args.length > 0 && args[0].equals("simulate")) {
+            System.exit(io.homa.bench.sim.SimulateCommand.execute(Arrays.copyOfRange(args, 1, args.length)));
+        }
         if (io.homa.bench.load.LoadCommands.handles(args)) {
             System.exit(io.homa.bench.load.LoadCommands.execute(args));
         }
@@ -31,6 +34,9 @@ public final class Main {
                   java -jar homa-bench.jar compare [--quick] [--out DIR] [--transports a,b] [--scenarios x,y]
                       Homa vs TCP vs raw UDP on this host: a table, DIR/results.json and DIR/latency.svg.
                       (java -jar homa-bench.jar compare --help for every option)
+                  java -jar homa-bench.jar simulate --workload w4 --load 0.8 [--hosts 144] [--quick] --out DIR
+                      The SIGCOMM 2018 simulation (144 hosts, real engine, virtual time): DIR/results.json;
+                      --ablations, --sweep, --tune, --figure for the rest (docs/simulation.md).
                   java -jar homa-bench.jar <JMH regex> [JMH options]
                       JMH benchmarks, e.g.  java -jar homa-bench.jar UnloadedLatency -f1 -wi 2 -i 3
                       -l lists them, -h shows JMH's options, -prof gc reports allocation per call.

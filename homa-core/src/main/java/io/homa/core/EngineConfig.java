@@ -105,6 +105,8 @@ public final class EngineConfig {
     public final boolean fifoSendOrderForTests;
     /** Test-only: send every unscheduled byte at level 0, ignoring cutoffs. Never in production. */
     public final boolean unscheduledAtLevelZeroForTests;
+    /** Test-only: grant messages in arrival order instead of SRPT (the simulator's ablation). */
+    public final boolean fifoGrantOrderForTests;
 
     private EngineConfig(Builder b) {
         this.maxMessageLength = b.maxMessageLength;
@@ -143,6 +145,7 @@ public final class EngineConfig {
         this.idShard = b.idShard;
         this.fifoSendOrderForTests = b.fifoSendOrderForTests;
         this.unscheduledAtLevelZeroForTests = b.unscheduledAtLevelZeroForTests;
+        this.fifoGrantOrderForTests = b.fifoGrantOrderForTests;
     }
 
     private static final EngineConfig DEFAULTS = builder().build();
@@ -195,6 +198,7 @@ public final class EngineConfig {
         b.idShard = idShard;
         b.fifoSendOrderForTests = fifoSendOrderForTests;
         b.unscheduledAtLevelZeroForTests = unscheduledAtLevelZeroForTests;
+        b.fifoGrantOrderForTests = fifoGrantOrderForTests;
         return b;
     }
 
@@ -276,6 +280,7 @@ public final class EngineConfig {
         private int idShard = 0;
         private boolean fifoSendOrderForTests = false;
         private boolean unscheduledAtLevelZeroForTests = false;
+        private boolean fifoGrantOrderForTests = false;
 
         private Builder() {
         }
@@ -317,6 +322,7 @@ public final class EngineConfig {
         public Builder idShard(int shard, int count) { this.idShard = shard; this.idShardCount = count; return this; }
         public Builder fifoSendOrderForTests(boolean v) { this.fifoSendOrderForTests = v; return this; }
         public Builder unscheduledAtLevelZeroForTests(boolean v) { this.unscheduledAtLevelZeroForTests = v; return this; }
+        public Builder fifoGrantOrderForTests(boolean v) { this.fifoGrantOrderForTests = v; return this; }
         /** Test-only: the baseline SRPT is measured against (FIFO sends, no pacer, no priorities). */
         public Builder fifoBaselineForTests() {
             return fifoSendOrderForTests(true).pacerEnabled(false).unscheduledAtLevelZeroForTests(true);

@@ -19,10 +19,14 @@ final class GrantScheduler {
         void grant(IncomingMessage m, int newGranted, int priority);
     }
 
-    private static final Comparator<IncomingMessage> RANK =
+    /** SRPT: fewest bytes left first, then the older message. */
+    private static final Comparator<IncomingMessage> SRPT =
             Comparator.comparingLong(IncomingMessage::remaining).thenComparingLong(m -> m.seq);
+    /** Arrival order, for the simulator's ablation only ({@link EngineConfig#fifoGrantOrderForTests}). */
+    private static final Comparator<IncomingMessage> ARRIVAL = Comparator.comparingLong(m -> m.seq);
 
     private final EngineConfig cfg;
+    private final Comparator<IncomingMessage> rank;
     private final int minIncrement;
     private final int scheduledLevels;
     /** Messages that still need grants, kept ranked (best first) between calls. */
@@ -36,6 +40,7 @@ final class GrantScheduler {
 
     GrantScheduler(EngineConfig cfg) {
         this.cfg = cfg;
+        this.rank = cfg.fifoGrantOrderForTests ? ARRIVAL : SRPT;
         this.minIncrement = cfg.segmentPayload();
         this.scheduledLevels = cfg.maxScheduledPriority + 1;
         this.active = new IncomingMessage[cfg.maxOvercommit];
@@ -170,7 +175,7 @@ final class GrantScheduler {
         for (int i = 1; i < count; i++) {
             IncomingMessage m = grantable[i];
             int j = i - 1;
-            while (j >= 0 && RANK.compare(grantable[j], m) > 0) {
+            while (j >= 0 && rank.compare(grantable[j], m) > 0) {
                 grantable[j + 1] = grantable[j];
                 j--;
             }
@@ -195,7 +200,7 @@ final class GrantScheduler {
             }
         }
         if (n > 1) {
-            java.util.Arrays.sort(active, 0, n, RANK);
+            java.util.Arrays.sort(active, 0, n, rank);
         }
         return n;
     }

@@ -619,6 +619,22 @@ class GrantSchedulerTest {
     }
 
     @Test
+    void schedule_fifoGrantOrder_oldestFirstWhateverItsLength() {
+        GrantScheduler srpt = scheduler(EngineConfig.builder().maxOvercommit(1).grantFifoFraction(0));
+        GrantScheduler fifo = scheduler(EngineConfig.builder().maxOvercommit(1).grantFifoFraction(0)
+                .fifoGrantOrderForTests(true));
+        for (GrantScheduler s : List.of(srpt, fifo)) {
+            IncomingMessage older = incoming(0, 5_000_000, 0);
+            IncomingMessage shorter = incoming(1, 200_000, 1);
+            s.add(older);
+            s.add(shorter);
+            Recorder r = new Recorder();
+            s.schedule(r);
+            assertEquals(List.of(s == fifo ? older : shorter), r.messages(), s == fifo ? "FIFO" : "SRPT");
+        }
+    }
+
+    @Test
     void fifo_defaults_fiftyThousandAfterAMillionGrantedBytes() {
         GrantScheduler s = scheduler(EngineConfig.builder().maxOvercommit(1).grantWindow(100_000));
         IncomingMessage oldest = incoming(0, 5_000_000, 0);

@@ -15,7 +15,7 @@ import java.util.function.Consumer;
  * real I/O shell provides: it feeds arriving datagrams and timer calls to the engine, drains the
  * engine's transmits onto the uplink, and hands events to the application's handler.
  */
-public final class SimHost {
+public final class SimHost implements SimEndpoint {
     private final SimNetwork net;
     private final InetSocketAddress address;
     private final EngineConfig config;

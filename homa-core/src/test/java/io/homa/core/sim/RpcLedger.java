@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.LongSupplier;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -23,7 +24,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 public final class RpcLedger {
     /** One RPC as the client saw it. */
     public static final class Call {
-        public final SimHost client;
+        public final SimEndpoint client;
         public final InetSocketAddress server;
         public final long id;
         public final byte[] request;
@@ -32,7 +33,7 @@ public final class RpcLedger {
         public EngineEvent outcome;
         int responses;
 
-        Call(SimHost client, InetSocketAddress server, long id, byte[] request, long startedAt) {
+        Call(SimEndpoint client, InetSocketAddress server, long id, byte[] request, long startedAt) {
             this.client = client;
             this.server = server;
             this.id = id;
@@ -45,7 +46,7 @@ public final class RpcLedger {
         }
     }
 
-    private final SimNetwork net;
+    private final LongSupplier clock;
     private final Map<String, Call> calls = new HashMap<>();
     private final List<Call> order = new ArrayList<>();
     private final Map<String, Integer> deliveries = new HashMap<>();
@@ -54,7 +55,12 @@ public final class RpcLedger {
     private java.util.function.IntUnaryOperator responseLength;
 
     public RpcLedger(SimNetwork net) {
-        this.net = net;
+        this(net::now);
+    }
+
+    /** A ledger for hosts of any simulated network, {@code clock} giving its virtual time. */
+    public RpcLedger(LongSupplier clock) {
+        this.clock = clock;
     }
 
     /** Responses of this length instead of an echo. */
@@ -74,7 +80,7 @@ public final class RpcLedger {
     }
 
     /** Makes {@code host} an echo server and records its responses as a client. */
-    public void attach(SimHost host) {
+    public void attach(SimEndpoint host) {
         host.onEvent(e -> {
             switch (e.kind()) {
                 case REQUEST -> {
@@ -83,7 +89,7 @@ public final class RpcLedger {
                     }
                     byte[] req = e.message().toByteArray();
                     byte[] resp = responseLength == null ? req : new byte[responseLength.applyAsInt(req.length)];
-                    host.engine().respond(net.now(), e.peer(), e.rpcId(), ByteBuffer.wrap(resp));
+                    host.engine().respond(clock.getAsLong(), e.peer(), e.rpcId(), ByteBuffer.wrap(resp));
                 }
                 case RESPONSE, FAILED -> {
                     Call c = calls.get(key(host.address(), e.rpcId()));
@@ -93,7 +99,7 @@ public final class RpcLedger {
                     c.responses++;
                     if (c.outcome == null) {
                         c.outcome = e;
-                        c.finishedAt = net.now();
+                        c.finishedAt = clock.getAsLong();
                     }
                 }
             }
@@ -101,9 +107,9 @@ public final class RpcLedger {
     }
 
     /** Starts a call now and books it. */
-    public Call call(SimHost client, SimHost server, byte[] request) {
-        long id = client.call(server, request);
-        Call c = new Call(client, server.address(), id, request, net.now());
+    public Call call(SimEndpoint client, SimEndpoint server, byte[] request) {
+        long id = client.call(server.address(), request);
+        Call c = new Call(client, server.address(), id, request, clock.getAsLong());
         calls.put(key(client.address(), id), c);
         order.add(c);
         return c;
