@@ -21,13 +21,23 @@ public final class CompareReport {
     }
 
     /** The targets of issue 4, measured as ratios in one run. */
+    /**
+     * The targets of the data-path issue (Homa against the kernel's TCP, in our own process) and of
+     * homa-grpc (gRPC over Homa against gRPC over HTTP/2). A denominator {@code T@scenario} is
+     * transport T in another scenario; {@code 1} makes the metric an absolute figure.
+     */
     public static final List<Target> TARGETS = List.of(
-            new Target("loaded-100B p99 homa/tcp-single", "loaded-100B", "p99", "homa", "tcp-single", 0.1, true),
-            new Target("loaded-100B p99 homa/tcp-pool", "loaded-100B", "p99", "homa", "tcp-pool", 2, true),
-            new Target("loaded-100B p99 homa loaded/unloaded", "loaded-100B", "p99", "homa", "homa@unloaded-100B", 3, true),
+            new Target("unloaded-100B cpu/call homa/tcp-single", "unloaded-100B", "cpu_us_per_call", "homa", "tcp-single", 1.0, true),
+            new Target("unloaded-1MB cpu/call homa/tcp-single", "unloaded-1MB", "cpu_us_per_call", "homa", "tcp-single", 1.0, true),
             new Target("unloaded-100B p50 homa/tcp-single", "unloaded-100B", "p50", "homa", "tcp-single", 1.1, true),
-            new Target("unloaded-100B p50 homa/udp-raw", "unloaded-100B", "p50", "homa", "udp-raw", 1.5, true),
-            new Target("throughput-1MB Gbit/s homa/tcp-single", "throughput-1MB", "gbit_per_s", "homa", "tcp-single", 0.5, false));
+            new Target("unloaded-100B p50 homa/udp-raw", "unloaded-100B", "p50", "homa", "udp-raw", 1.3, true),
+            new Target("unloaded-1MB p50 homa/tcp-single", "unloaded-1MB", "p50", "homa", "tcp-single", 1.2, true),
+            new Target("throughput-1MB Gbit/s homa/tcp-pool", "throughput-1MB", "gbit_per_s", "homa", "tcp-pool", 1.0, false),
+            new Target("unloaded-100B alloc B/call homa", "unloaded-100B", "alloc_bytes_per_call", "homa", "1", 512, true),
+            new Target("loaded-100B p99 homa/tcp-single", "loaded-100B", "p99", "homa", "tcp-single", 0.1, true),
+            new Target("loaded-100B p99 homa loaded/unloaded", "loaded-100B", "p99", "homa", "homa@unloaded-100B", 3, true),
+            new Target("loaded-100B p99 grpc-homa/grpc", "loaded-100B", "p99", "grpc-homa", "grpc", 0.2, true),
+            new Target("unloaded-100B p50 grpc-homa/grpc", "unloaded-100B", "p50", "grpc-homa", "grpc", 1.2, true));
 
     private final Map<String, Map<Scenario, Summary>> results = new LinkedHashMap<>();
     private final Map<String, Object> machine;
@@ -164,6 +174,10 @@ public final class CompareReport {
                 out.put("homa loaded/unloaded", r);
             }
         }
+        Map<String, Object> grpcHoma = pairRatios(Transports.GRPC_HOMA, Transports.GRPC);
+        if (!grpcHoma.isEmpty()) {
+            out.put("grpc-homa/grpc", grpcHoma);
+        }
         Map<String, Object> tcp = pairRatios(Transports.TCP_SINGLE, Transports.TCP_POOL);
         if (!tcp.isEmpty()) {
             out.put("tcp-single/tcp-pool", tcp);
@@ -233,7 +247,9 @@ public final class CompareReport {
         Scenario s = Scenario.byId(t.scenario());
         Summary a = get(t.numerator(), s);
         Summary b;
-        if (t.denominator().contains("@")) {
+        if (t.denominator().equals("1")) {
+            b = a;
+        } else if (t.denominator().contains("@")) {
             String[] p = t.denominator().split("@");
             b = get(p[0], Scenario.byId(p[1]));
         } else {
@@ -242,7 +258,10 @@ public final class CompareReport {
         if (a == null || b == null) {
             return Double.NaN;
         }
+        boolean absolute = t.denominator().equals("1");
         return switch (t.metric()) {
+            case "alloc_bytes_per_call" -> absolute ? a.allocBytesPerCall() : a.allocBytesPerCall() / b.allocBytesPerCall();
+            case "cpu_us_per_call" -> absolute ? a.cpuUsPerCall() : a.cpuUsPerCall() / b.cpuUsPerCall();
             case "p50" -> a.p50us() / b.p50us();
             case "p99" -> a.p99us() / b.p99us();
             case "gbit_per_s" -> a.gbitPerSecond() / b.gbitPerSecond();
@@ -297,7 +316,7 @@ public final class CompareReport {
             }
         }
         sb.append("Ratios: median of the repetitions (min-max over the repetitions, each paired with its own).\n");
-        sb.append("Targets of issue 4 (ratios measured in this run):\n");
+        sb.append("Targets (ratios measured in this run; absolute where named per call):\n");
         for (Target t : TARGETS) {
             double v = targetValue(t);
             sb.append(String.format(Locale.ROOT, "  %-40s %8s   %s %s  %s%n", t.name(), fmt(v),

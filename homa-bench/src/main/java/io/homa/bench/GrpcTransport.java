@@ -7,8 +7,6 @@ import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.Server;
 import io.grpc.ServerServiceDefinition;
-import io.grpc.netty.NettyChannelBuilder;
-import io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
@@ -35,6 +33,8 @@ import java.util.logging.Logger;
  * unary method whose request and reply are plain byte arrays (no Protocol Buffers). {@code grpc}
  * carries every call of a client over one {@link ManagedChannel} (one HTTP/2 connection, calls as
  * streams on it); {@code grpc-pool} spreads them round-robin over several channels.
+ * {@code grpc-homa} is the same service and client over homa-grpc's channel and server (each
+ * unary call one Homa RPC), so the two differ only in the transport under gRPC.
  *
  * <p>Like the other baselines, the server has one event loop thread and runs the echo on it
  * ({@code directExecutor}), and each client has its own event loop thread on which its futures
@@ -65,25 +65,34 @@ public final class GrpcTransport implements Transport {
         GRPC_LOG.setLevel(Level.SEVERE);
     }
 
+    private final String name;
     private final int channels;
+    private final GrpcStack stack;
 
-    private GrpcTransport(int channels) {
+    private GrpcTransport(String name, int channels, GrpcStack stack) {
+        this.name = name;
         this.channels = channels;
+        this.stack = stack;
     }
 
-    /** One channel per client. */
+    /** One HTTP/2 channel per client. */
     public static GrpcTransport single() {
-        return new GrpcTransport(1);
+        return new GrpcTransport(Transports.GRPC, 1, GrpcStack.NETTY);
     }
 
-    /** {@link #POOL_CHANNELS} channels per client. */
+    /** {@link #POOL_CHANNELS} HTTP/2 channels per client. */
     public static GrpcTransport pool() {
-        return new GrpcTransport(POOL_CHANNELS);
+        return new GrpcTransport(Transports.GRPC_POOL, POOL_CHANNELS, GrpcStack.NETTY);
+    }
+
+    /** One homa-grpc channel per client. */
+    public static GrpcTransport overHoma() {
+        return new GrpcTransport(Transports.GRPC_HOMA, 1, GrpcStack.HOMA);
     }
 
     @Override
     public String name() {
-        return channels == 1 ? Transports.GRPC : Transports.GRPC_POOL;
+        return name;
     }
 
     @Override
@@ -93,12 +102,12 @@ public final class GrpcTransport implements Transport {
 
     @Override
     public EchoServer startServer() {
-        return new EchoServerImpl();
+        return new EchoServerImpl(stack);
     }
 
     @Override
     public EchoClient connect(InetSocketAddress server) {
-        return new Client(server, channels);
+        return new Client(stack, server, channels);
     }
 
     @Override
@@ -154,7 +163,7 @@ public final class GrpcTransport implements Transport {
         private final InetSocketAddress address;
         private final AtomicBoolean closed = new AtomicBoolean();
 
-        EchoServerImpl() {
+        EchoServerImpl(GrpcStack stack) {
             ServerServiceDefinition echo = ServerServiceDefinition.builder("homa.bench.Echo")
                     .addMethod(ECHO, ServerCalls.asyncUnaryCall((byte[] request, StreamObserver<byte[]> reply) -> {
                         reply.onNext(request);
@@ -162,15 +171,7 @@ public final class GrpcTransport implements Transport {
                     }))
                     .build();
             try {
-                server = NettyServerBuilder.forAddress(NettyIo.anyLoopbackPort())
-                        .channelType(NettyIo.serverSocketChannel())
-                        .bossEventLoopGroup(group)
-                        .workerEventLoopGroup(group)
-                        .directExecutor()
-                        .maxInboundMessageSize(MAX_MESSAGE)
-                        .addService(echo)
-                        .build()
-                        .start();
+                server = stack.startServer(echo, group, MAX_MESSAGE);
             } catch (IOException | RuntimeException e) {
                 NettyIo.shutdown(group);
                 throw new IllegalStateException("grpc server did not start", e);
@@ -203,16 +204,10 @@ public final class GrpcTransport implements Transport {
         private final AtomicInteger next = new AtomicInteger();
         private final AtomicBoolean closed = new AtomicBoolean();
 
-        Client(InetSocketAddress server, int count) {
+        Client(GrpcStack stack, InetSocketAddress server, int count) {
             group = NettyIo.newGroup(1, "grpc-client");
             for (int i = 0; i < count; i++) {
-                channels.add(NettyChannelBuilder.forAddress(server)
-                        .channelType(NettyIo.socketChannel())
-                        .eventLoopGroup(group)
-                        .directExecutor()
-                        .usePlaintext()
-                        .maxInboundMessageSize(MAX_MESSAGE)
-                        .build());
+                channels.add(stack.channel(server, group, MAX_MESSAGE));
             }
             // Connect now, so that a bad address fails here as it does for the other transports.
             try {

@@ -10,11 +10,12 @@ public final class Transports {
     public static final String UDP_RAW = "udp-raw";
     public static final String GRPC = "grpc";
     public static final String GRPC_POOL = "grpc-pool";
+    public static final String GRPC_HOMA = "grpc-homa";
 
     /** The transports {@code compare} runs by default, in the order results are shown. */
-    public static final List<String> ALL = List.of(HOMA, TCP_SINGLE, TCP_POOL, UDP_RAW, GRPC);
+    public static final List<String> ALL = List.of(HOMA, TCP_SINGLE, TCP_POOL, UDP_RAW, GRPC, GRPC_HOMA);
     /** Every transport name, in the order results are shown (grpc-pool only on request). */
-    public static final List<String> KNOWN = List.of(HOMA, TCP_SINGLE, TCP_POOL, UDP_RAW, GRPC, GRPC_POOL);
+    public static final List<String> KNOWN = List.of(HOMA, TCP_SINGLE, TCP_POOL, UDP_RAW, GRPC, GRPC_HOMA, GRPC_POOL);
 
     private Transports() {
     }
@@ -32,6 +33,7 @@ public final class Transports {
             case UDP_RAW -> new UdpTransport();
             case GRPC -> GrpcTransport.single();
             case GRPC_POOL -> GrpcTransport.pool();
+            case GRPC_HOMA -> GrpcTransport.overHoma();
             default -> throw new IllegalArgumentException("unknown transport '" + name + "' (known: " + String.join(", ", KNOWN) + ")");
         };
     }

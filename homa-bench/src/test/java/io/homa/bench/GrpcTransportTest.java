@@ -18,13 +18,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class GrpcTransportTest {
     @ParameterizedTest
-    @ValueSource(strings = {"grpc", "grpc-pool"})
+    @ValueSource(strings = {"grpc", "grpc-pool", "grpc-homa"})
     void echo__everySize_oneAtATime(String transport) throws Exception {
         TcpTransportTest.echoesEverySizeOneAtATime(transport);
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"grpc", "grpc-pool"})
+    @ValueSource(strings = {"grpc", "grpc-pool", "grpc-homa"})
     void echo__everySize_allAtOnce(String transport) throws Exception {
         TcpTransportTest.echoesEverySizeAllAtOnce(transport);
     }
