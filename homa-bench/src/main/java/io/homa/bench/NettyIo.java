@@ -84,12 +84,15 @@ public final class NettyIo {
     }
 
     /**
-     * Reads of a TCP connection: adaptive sizes up to 1 MiB (Netty's default stops at 64 KiB), so
+     * Reads of a TCP connection: adaptive sizes up to 256 KiB (Netty's default stops at 64 KiB), so
      * that a bulk transfer takes a few large reads per wake-up rather than many small ones, while
-     * short messages still get small buffers.
+     * short messages still get small buffers. Not larger: a read holds the socket's lock while it
+     * copies, and on loopback the peer's sends into that socket wait for it; with 1 MiB reads one
+     * connection carried 0.73-0.90 of what four did (tcp-single/tcp-pool, throughput-1MB), with
+     * 256 KiB 0.96-1.00 (docs/benchmarks.md).
      */
     public static RecvByteBufAllocator streamReads() {
-        return new AdaptiveRecvByteBufAllocator(64, 2048, 1 << 20);
+        return new AdaptiveRecvByteBufAllocator(64, 2048, 256 << 10);
     }
 
     public static Class<? extends SocketChannel> socketChannel() {
