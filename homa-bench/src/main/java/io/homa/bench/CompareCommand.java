@@ -1,12 +1,10 @@
 package io.homa.bench;
 
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
 import java.io.PrintStream;
-import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -28,7 +26,7 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "compare", mixinStandardHelpOptions = true, sortOptions = false,
         description = {
-                "Runs Homa, tcp-single, tcp-pool, udp-raw and grpc side by side on this host (127.0.0.1 only)",
+                "Runs Homa, tcp-single, tcp-pool, udp-raw, grpc and grpc-homa side by side on this host (127.0.0.1 only)",
                 "and reports p50/p99/p99.9 latency, CPU and allocation per call per transport and scenario,",
                 "with Homa/baseline ratios (median and min-max over the repetitions).",
                 "Full run: about 5 minutes on 2 cores; --quick: about 1.5 minutes."})
@@ -44,7 +42,7 @@ public final class CompareCommand implements Callable<Integer> {
     Path out;
 
     @Option(names = "--transports", split = ",", paramLabel = "NAME",
-            description = "Transports to run (default: homa, tcp-single, tcp-pool, udp-raw, grpc; also known: grpc-pool).")
+            description = "Transports to run (default: homa, tcp-single, tcp-pool, udp-raw, grpc, grpc-homa; also known: grpc-pool).")
     List<String> transports;
 
     @Option(names = "--scenarios", split = ",", paramLabel = "NAME",
@@ -88,12 +86,7 @@ public final class CompareCommand implements Callable<Integer> {
     }
 
     public static int execute(String[] args, PrintStream stdout, PrintStream stderr) {
-        String line = "java -jar homa-bench.jar compare" + (args.length == 0 ? "" : " " + String.join(" ", args));
-        CommandLine cl = new CommandLine(new CompareCommand(stdout, stderr, line));
-        cl.setOut(new PrintWriter(stdout, true));
-        cl.setErr(new PrintWriter(stderr, true));
-        cl.setCaseInsensitiveEnumValuesAllowed(true);
-        return cl.execute(args);
+        return Cli.execute(new CompareCommand(stdout, stderr, Cli.commandLine("compare", args)), args, stdout, stderr);
     }
 
     @Override

@@ -7,7 +7,7 @@ import java.util.Locale;
  * The papers' chart: p99 slowdown (log y axis) against message size, the x axis being the
  * cumulative fraction of messages (each bucket at its CDF position, labelled with its largest size).
  */
-final class SlowdownChart {
+public final class SlowdownChart {
     /** One series: x = CDF positions (0..1), y = slowdowns; a dashed line for a second basis. */
     record Series(String name, String color, double[] x, double[] y, boolean dashed) {
     }
@@ -106,7 +106,8 @@ final class SlowdownChart {
         return d <= 4 ? String.valueOf((long) Math.pow(10, d)) : "1e" + d;
     }
 
-    static String size(double bytes) {
+    /** A byte count as a chart label: 315, 6.39K, 10M. */
+    public static String size(double bytes) {
         if (bytes >= 1_000_000) {
             return trim(bytes / 1e6) + "M";
         }

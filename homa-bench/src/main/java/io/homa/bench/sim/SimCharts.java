@@ -1,5 +1,7 @@
 package io.homa.bench.sim;
 
+import io.homa.bench.load.SlowdownChart;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -53,7 +55,7 @@ final class SimCharts {
         String[] tl = new String[b.size()];
         for (int k = 0; k < b.size(); k++) {
             tx[k] = ((Number) b.get(k).get("cdf")).doubleValue();
-            tl[k] = size(((Number) b.get(k).get("max_bytes")).doubleValue());
+            tl[k] = SlowdownChart.size(((Number) b.get(k).get("max_bytes")).doubleValue());
         }
         return new Panel(title, series, tx, tl);
     }
@@ -130,21 +132,6 @@ final class SimCharts {
                 w / 2, h - 8));
         sb.append("</svg>\n");
         return sb.toString();
-    }
-
-    static String size(double bytes) {
-        if (bytes >= 1_000_000) {
-            return trim(bytes / 1e6) + "M";
-        }
-        if (bytes >= 1000) {
-            return trim(bytes / 1e3) + "K";
-        }
-        return String.valueOf((long) bytes);
-    }
-
-    private static String trim(double v) {
-        String s = String.format(Locale.ROOT, v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : "%.2f", v);
-        return s.contains(".") ? s.replaceAll("0+$", "").replaceAll("\\.$", "") : s;
     }
 
     private static String esc(String s) {

@@ -1,17 +1,17 @@
 package io.homa.bench.sim;
 
+import io.homa.bench.Cli;
+
 import io.homa.bench.Json;
 import io.homa.core.EngineConfig;
 import io.homa.core.sim.Datacenter;
 import io.homa.core.sim.DatacenterTopology;
 import io.homa.core.sim.SimAblation;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
 import java.io.PrintStream;
-import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -116,11 +116,7 @@ public final class SimulateCommand implements Callable<Integer> {
     }
 
     public static int execute(String[] args, PrintStream stdout, PrintStream stderr) {
-        String line = "java -jar homa-bench.jar simulate" + (args.length == 0 ? "" : " " + String.join(" ", args));
-        CommandLine cl = new CommandLine(new SimulateCommand(stdout, stderr, line));
-        cl.setOut(new PrintWriter(stdout, true));
-        cl.setErr(new PrintWriter(stderr, true));
-        return cl.execute(args);
+        return Cli.execute(new SimulateCommand(stdout, stderr, Cli.commandLine("simulate", args)), args, stdout, stderr);
     }
 
     @Override
