@@ -6,9 +6,9 @@ import java.util.List;
 /**
  * How long {@code compare} measures: repetitions, call counts and the time caps that bound every
  * run whatever the machine's speed; loaded runs are timed (warm-up and measurement of fixed
- * length). Worst case (every run hitting its caps) with the five default transports: FULL 5 x 3 s
- * of JIT warm-up, 27 runs x 5 repetitions x 1.6 s and 8 loaded runs x 5 x 3.4 s = 367 s, shrunk to
- * the budget of 290 s; QUICK 5 x 2 s, 17 x 3 x 1.3 s and 4 x 3 x 2.3 s = 104 s, shrunk to 80 s
+ * length). Worst case (every run hitting its caps) with the six default transports: FULL 6 x 3 s
+ * of JIT warm-up, 33 runs x 5 repetitions x 1.6 s and 10 loaded runs x 5 x 3.4 s = 452 s, shrunk
+ * to the budget of 290 s; QUICK 6 x 2 s, 21 x 3 x 1.3 s and 5 x 3 x 2.3 s = 129 s, shrunk to 90 s
  * (plus, per run, the setup and, per loaded run, the wait for its first background call). The
  * budget guard shrinks the caps of the remaining runs when the command falls behind
  * {@link #budget()}.
@@ -17,7 +17,7 @@ public enum RunMode {
     FULL(5, 1.0, Duration.ofMillis(400), Duration.ofMillis(1200), Duration.ofMillis(400), Duration.ofMillis(3000),
             Duration.ofSeconds(3), Duration.ofSeconds(290)),
     QUICK(3, 0.5, Duration.ofMillis(300), Duration.ofMillis(1000), Duration.ofMillis(300), Duration.ofMillis(2000),
-            Duration.ofSeconds(2), Duration.ofSeconds(80)),
+            Duration.ofSeconds(2), Duration.ofSeconds(90)),
     /** A few hundred calls in all: checks that everything works (the tests run it). */
     SMOKE(1, 0.0, Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofMillis(200), Duration.ofMillis(500),
             Duration.ZERO, Duration.ofSeconds(3600));
