@@ -28,6 +28,13 @@ public final class EngineConfig {
     public final int grantFifoFraction;
     /** Receiver: size of each FIFO grant. */
     public final int fifoGrantIncrement;
+    /**
+     * Receiver: a GRANT goes out once a message's window can grow by this many segments (or by a
+     * quarter of the window, if that is less), not after every DATA packet; the first grant of a
+     * message, a change of its priority and a sender with nothing left granted get one at once.
+     * 1 grants whenever the window can grow by one segment (no batching).
+     */
+    public final int grantBatchSegments;
     /** Unscheduled cutoffs: index = level, value = largest message length for that level. */
     private final int[] unscheduledCutoffs;
     /** The highest priority level used for scheduled (granted) data; levels above are unscheduled. */
@@ -118,6 +125,7 @@ public final class EngineConfig {
         this.grantWindow = b.grantWindow;
         this.grantFifoFraction = b.grantFifoFraction;
         this.fifoGrantIncrement = b.fifoGrantIncrement;
+        this.grantBatchSegments = b.grantBatchSegments;
         this.unscheduledCutoffs = b.unscheduledCutoffs.clone();
         this.maxScheduledPriority = b.maxScheduledPriority;
         this.defaultUnscheduledPriority = b.defaultUnscheduledPriority;
@@ -171,6 +179,7 @@ public final class EngineConfig {
         b.grantWindow = grantWindow;
         b.grantFifoFraction = grantFifoFraction;
         b.fifoGrantIncrement = fifoGrantIncrement;
+        b.grantBatchSegments = grantBatchSegments;
         b.unscheduledCutoffs = unscheduledCutoffs.clone();
         b.maxScheduledPriority = maxScheduledPriority;
         b.defaultUnscheduledPriority = defaultUnscheduledPriority;
@@ -233,6 +242,7 @@ public final class EngineConfig {
         return "EngineConfig{maxMessageLength=" + maxMessageLength + ", mtu=" + mtu
                 + ", unscheduledBytes=" + unscheduledBytes + ", maxIncoming=" + maxIncoming
                 + ", maxOvercommit=" + maxOvercommit + ", grantWindow=" + grantWindow
+                + ", grantBatchSegments=" + grantBatchSegments
                 + ", cutoffs=" + Arrays.toString(unscheduledCutoffs) + ", linkMbps=" + linkMbps
                 + ", tickNanos=" + tickNanos + ", timeoutTicks=" + timeoutTicks + ", needAckTicks=" + needAckTicks
                 + ", ackDelayTicks=" + ackDelayTicks + ", timerTrafficPercent=" + timerTrafficPercent
@@ -253,6 +263,7 @@ public final class EngineConfig {
         private int grantWindow = 0;
         private int grantFifoFraction = 50;
         private int fifoGrantIncrement = 50_000;
+        private int grantBatchSegments = 8;
         private int[] unscheduledCutoffs = {0, 0, 0, 0, 1_000_000, 15_000, 2_800, 200};
         private int maxScheduledPriority = 3;
         private int defaultUnscheduledPriority = 6;
@@ -294,6 +305,7 @@ public final class EngineConfig {
         public Builder grantWindow(int v) { this.grantWindow = v; return this; }
         public Builder grantFifoFraction(int v) { this.grantFifoFraction = v; return this; }
         public Builder fifoGrantIncrement(int v) { this.fifoGrantIncrement = v; return this; }
+        public Builder grantBatchSegments(int v) { this.grantBatchSegments = v; return this; }
         /** Index = priority level (0..7), value = largest message length sent at that level. */
         public Builder unscheduledCutoffs(int... v) { this.unscheduledCutoffs = v == null ? null : v.clone(); return this; }
         public Builder maxScheduledPriority(int v) { this.maxScheduledPriority = v; return this; }
@@ -347,6 +359,8 @@ public final class EngineConfig {
             check(grantFifoFraction >= 0 && grantFifoFraction <= 500,
                     "grantFifoFraction must be 0..500 thousandths, was " + grantFifoFraction);
             check(fifoGrantIncrement >= 1, "fifoGrantIncrement must be >= 1, was " + fifoGrantIncrement);
+            check(grantBatchSegments >= 1 && grantBatchSegments <= 1_000,
+                    "grantBatchSegments must be 1..1000, was " + grantBatchSegments);
             check(unscheduledCutoffs != null, "unscheduledCutoffs must not be null");
             check(unscheduledCutoffs.length == WireFormat.PRIORITY_LEVELS,
                     "unscheduledCutoffs must have 8 entries, had " + unscheduledCutoffs.length);
