@@ -47,6 +47,13 @@ public final class EngineConfig {
     public final long maxNicQueueNanos;
     /** Sender: messages shorter than this are never held back by the pacer. */
     public final int throttleMinBytes;
+    /**
+     * Sender: how much of a late pacer wake-up is made up, in ns of link time. When the engine is
+     * polled after the link, as the pacer models it, ran dry while data was held back, the pacer
+     * lets the sender hand the link the bytes it could have carried meanwhile, up to this much
+     * ({@code linkMbps} x this) on top of {@link #maxNicQueueNanos}. 0 loses the time (the link idles).
+     */
+    public final long pacerLateCreditNanos;
     /** Whether the pacer is on. */
     public final boolean pacerEnabled;
     /** Most equal-size segments grouped into one transmit (one GSO send). */
@@ -132,6 +139,7 @@ public final class EngineConfig {
         this.linkMbps = b.linkMbps;
         this.maxNicQueueNanos = b.maxNicQueueNanos;
         this.throttleMinBytes = b.throttleMinBytes;
+        this.pacerLateCreditNanos = b.pacerLateCreditNanos;
         this.pacerEnabled = b.pacerEnabled;
         this.maxGsoSegments = b.maxGsoSegments;
         this.tickNanos = b.tickNanos;
@@ -186,6 +194,7 @@ public final class EngineConfig {
         b.linkMbps = linkMbps;
         b.maxNicQueueNanos = maxNicQueueNanos;
         b.throttleMinBytes = throttleMinBytes;
+        b.pacerLateCreditNanos = pacerLateCreditNanos;
         b.pacerEnabled = pacerEnabled;
         b.maxGsoSegments = maxGsoSegments;
         b.tickNanos = tickNanos;
@@ -246,7 +255,7 @@ public final class EngineConfig {
                 + ", cutoffs=" + Arrays.toString(unscheduledCutoffs) + ", linkMbps=" + linkMbps
                 + ", tickNanos=" + tickNanos + ", timeoutTicks=" + timeoutTicks + ", needAckTicks=" + needAckTicks
                 + ", ackDelayTicks=" + ackDelayTicks + ", timerTrafficPercent=" + timerTrafficPercent
-                + ", maxNicQueueNanos=" + maxNicQueueNanos
+                + ", maxNicQueueNanos=" + maxNicQueueNanos + ", pacerLateCreditNanos=" + pacerLateCreditNanos
                 + ", maxBufferedBytes=" + maxBufferedBytes + ", maxBufferedBytesPerPeer=" + maxBufferedBytesPerPeer
                 + ", maxOutgoingBytes=" + maxOutgoingBytes + ", maxServerRpcsPerPeer=" + maxServerRpcsPerPeer
                 + ", maxRpcs=" + maxRpcs + "}";
@@ -270,6 +279,7 @@ public final class EngineConfig {
         private long linkMbps = 25_000;
         private long maxNicQueueNanos = 5_000;
         private int throttleMinBytes = 1_000;
+        private long pacerLateCreditNanos = 500_000;
         private boolean pacerEnabled = true;
         private int maxGsoSegments = 64;
         private long tickNanos = 1_000_000;
@@ -313,6 +323,7 @@ public final class EngineConfig {
         public Builder linkMbps(long v) { this.linkMbps = v; return this; }
         public Builder maxNicQueueNanos(long v) { this.maxNicQueueNanos = v; return this; }
         public Builder throttleMinBytes(int v) { this.throttleMinBytes = v; return this; }
+        public Builder pacerLateCreditNanos(long v) { this.pacerLateCreditNanos = v; return this; }
         public Builder pacerEnabled(boolean v) { this.pacerEnabled = v; return this; }
         public Builder maxGsoSegments(int v) { this.maxGsoSegments = v; return this; }
         public Builder tickNanos(long v) { this.tickNanos = v; return this; }
@@ -375,6 +386,8 @@ public final class EngineConfig {
             check(linkMbps >= 1, "linkMbps must be >= 1, was " + linkMbps);
             check(maxNicQueueNanos >= 0, "maxNicQueueNanos must be >= 0, was " + maxNicQueueNanos);
             check(throttleMinBytes >= 0, "throttleMinBytes must be >= 0, was " + throttleMinBytes);
+            check(pacerLateCreditNanos >= 0 && pacerLateCreditNanos <= 1_000_000_000L,
+                    "pacerLateCreditNanos must be 0..1,000,000,000 (1 s), was " + pacerLateCreditNanos);
             check(maxGsoSegments >= 1 && maxGsoSegments <= 64, "maxGsoSegments must be 1..64, was " + maxGsoSegments);
             check(tickNanos >= 1_000, "tickNanos must be >= 1000, was " + tickNanos);
             check(resendTicks >= 1, "resendTicks must be >= 1, was " + resendTicks);
