@@ -682,13 +682,25 @@ class GrantSchedulerTest {
         assertEquals(2 * SEG + 100_000, b.granted);
     }
 
-    @Test
-    void batch_budgetBelowABatch_waitsWhileTheSenderHasGrantedBytes() {
+    record FirstGrant(GrantScheduler s, IncomingMessage m, Recorder r) {
+    }
+
+    /** One message of {@code length} bytes, given its first grant with a fixed 100,000-byte window. */
+    private FirstGrant firstGrant(int length) {
         GrantScheduler s = scheduler(EngineConfig.builder().grantWindow(100_000).grantFifoFraction(0));
-        IncomingMessage m = incoming(0, 1_000_000, 0);
+        IncomingMessage m = incoming(0, length, 0);
         s.add(m);
         Recorder r = new Recorder();
         s.schedule(r);
+        return new FirstGrant(s, m, r);
+    }
+
+    @Test
+    void batch_budgetBelowABatch_waitsWhileTheSenderHasGrantedBytes() {
+        FirstGrant f = firstGrant(1_000_000);
+        GrantScheduler s = f.s();
+        IncomingMessage m = f.m();
+        Recorder r = f.r();
         receive(s, m, 10 * SEG);                   // the window could grow by 10 segments ...
         othersOutstanding(s, 400_000 - (100_000 - 10 * SEG) - 3_000); // 3,000 bytes of budget left
         s.schedule(r);
@@ -698,11 +710,10 @@ class GrantSchedulerTest {
 
     @Test
     void batch_budgetBelowABatch_senderWithNothingGranted_grantedAtOnce() {
-        GrantScheduler s = scheduler(EngineConfig.builder().grantWindow(100_000).grantFifoFraction(0));
-        IncomingMessage m = incoming(0, 1_000_000, 0);
-        s.add(m);
-        Recorder r = new Recorder();
-        s.schedule(r);
+        FirstGrant f = firstGrant(1_000_000);
+        GrantScheduler s = f.s();
+        IncomingMessage m = f.m();
+        Recorder r = f.r();
         receive(s, m, 100_000);                    // everything granted arrived
         othersOutstanding(s, 400_000 - 3_000);
         s.schedule(r);
@@ -712,11 +723,10 @@ class GrantSchedulerTest {
 
     @Test
     void batch_lastGrant_waitsForABatchThenCarriesTheRest() {
-        GrantScheduler s = scheduler(EngineConfig.builder().grantWindow(100_000).grantFifoFraction(0));
-        IncomingMessage m = incoming(0, 105_000, 0);
-        s.add(m);
-        Recorder r = new Recorder();
-        s.schedule(r);
+        FirstGrant f = firstGrant(105_000);
+        GrantScheduler s = f.s();
+        IncomingMessage m = f.m();
+        Recorder r = f.r();
         assertEquals(100_000, m.granted);
         receive(s, m, 4 * SEG);                    // the window could grow by 4 segments: past the end
         s.schedule(r);

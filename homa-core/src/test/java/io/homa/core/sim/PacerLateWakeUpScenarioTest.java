@@ -62,7 +62,6 @@ class PacerLateWakeUpScenarioTest {
                 assertTrue(credit.lateNanos() >= LATE / 2 * credit.wakeUps(), "late wake-ups: " + figures);
             }
             assertTrue(none.linkBusy() < 0.5, "without credit the link should idle: " + figures);
-            assertTrue(none.linkBusy() <= credit.linkBusy(), figures);
         });
     }
 
