@@ -390,6 +390,14 @@ public final class HomaConfig {
         public Builder grantFifoFraction(int v) { protocol.grantFifoFraction(v); return this; }
         /** Receiver: bytes of each grant to the oldest message (default 50,000). */
         public Builder fifoGrantIncrement(int v) { protocol.fifoGrantIncrement(v); return this; }
+        /**
+         * Receiver: segments by which a message's window must be able to grow before its next
+         * GRANT (default 8, at most a quarter of the window; 1..1000). A message's first grant, a
+         * change of its priority and a sender with nothing granted left get a GRANT at once; 1 sends
+         * one whenever the window can grow by a segment. Larger batches mean fewer GRANT packets to
+         * build, send and receive; the window must stay well above one batch.
+         */
+        public Builder grantBatchSegments(int v) { protocol.grantBatchSegments(v); return this; }
         /** Highest priority level for granted bytes; the levels above carry unscheduled bytes (default 3). */
         public Builder maxScheduledPriority(int v) { protocol.maxScheduledPriority(v); return this; }
         /** Level of unscheduled bytes until the receiver's cutoffs are known (default 6). */
@@ -398,6 +406,19 @@ public final class HomaConfig {
         public Builder maxNicQueue(Duration v) {
             protocol.maxNicQueueNanos(requireNonNegative(v, "maxNicQueue").toNanos());
             nicQueueChosen = true;
+            return this;
+        }
+        /**
+         * Sender: how much of a late pacer wake-up the pacer makes up (default 0.5 ms; 0 to 1 s).
+         * When the event loop wakes up late while the pacer holds data back, the link has run dry
+         * meanwhile; the pacer then lets the engine send the bytes the link could have carried in
+         * up to this much time, so the NIC's queue covers the next late wake-up and the link stays
+         * busy. The price: right after such a wake-up the NIC's queue may be up to this much deeper
+         * than {@link #maxNicQueue}, and a short message waits behind it. {@code Duration.ZERO}
+         * loses the time instead.
+         */
+        public Builder pacerLateCredit(Duration v) {
+            protocol.pacerLateCreditNanos(requireNonNegative(v, "pacerLateCredit").toNanos());
             return this;
         }
         /** Sender: messages with fewer bytes than this left are never held back by the pacer (default 1,000). */

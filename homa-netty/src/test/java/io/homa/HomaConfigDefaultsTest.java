@@ -97,8 +97,11 @@ class HomaConfigDefaultsTest {
                 .throttleMinBytes(900).resendIntervalTicks(9).needAckTicks(6).ackDelayTicks(1)
                 .timerTrafficPercent(20).tombstoneTicks(0).cutoffsInterval(Duration.ofMillis(3))
                 .maxServerRpcsPerPeer(11).maxBufferedBytesPerPeer(1L << 24).maxOutgoingBytes(1L << 25)
+                .grantBatchSegments(4).pacerLateCredit(Duration.ofNanos(200_000))
                 .build().engineConfig();
         assertEquals(30_000, e.grantWindow);
+        assertEquals(4, e.grantBatchSegments);
+        assertEquals(200_000, e.pacerLateCreditNanos);
         assertEquals(0, e.grantFifoFraction);
         assertEquals(7_000, e.fifoGrantIncrement);
         assertEquals(2, e.maxScheduledPriority);

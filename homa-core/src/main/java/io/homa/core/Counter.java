@@ -32,8 +32,12 @@ public enum Counter {
     REQUEST_RESTARTS,
     /** Client RPCs failed with a timeout. */
     TIMEOUTS,
-    /** Times the pacer held data back. */
+    /** Times the pacer held data back (each poll refused for a busy link, so re-polls count again). */
     PACER_HOLDS,
+    /** Timer calls that came for the pacer: it had held data back and asked to be woken. */
+    PACER_WAKEUPS,
+    /** Sum over {@link #PACER_WAKEUPS} of how late each came after the time asked for, in ns. */
+    PACER_WAKEUP_LATE_NANOS,
     /** Grants that raised a sender's offset after it asked (via RESEND) beyond the grant: a lost GRANT. */
     LOST_GRANTS_RECOVERED,
     /** {@code startRequest} refused because the engine holds {@code maxRpcs} RPCs. */

@@ -28,6 +28,13 @@ public final class EngineConfig {
     public final int grantFifoFraction;
     /** Receiver: size of each FIFO grant. */
     public final int fifoGrantIncrement;
+    /**
+     * Receiver: a GRANT goes out once a message's window can grow by this many segments (or by a
+     * quarter of the window, if that is less), not after every DATA packet; the first grant of a
+     * message, a change of its priority and a sender with nothing left granted get one at once.
+     * 1 grants whenever the window can grow by one segment (no batching).
+     */
+    public final int grantBatchSegments;
     /** Unscheduled cutoffs: index = level, value = largest message length for that level. */
     private final int[] unscheduledCutoffs;
     /** The highest priority level used for scheduled (granted) data; levels above are unscheduled. */
@@ -40,6 +47,13 @@ public final class EngineConfig {
     public final long maxNicQueueNanos;
     /** Sender: messages shorter than this are never held back by the pacer. */
     public final int throttleMinBytes;
+    /**
+     * Sender: how much of a late pacer wake-up is made up, in ns of link time. When the engine is
+     * polled after the link, as the pacer models it, ran dry while data was held back, the pacer
+     * lets the sender hand the link the bytes it could have carried meanwhile, up to this much
+     * ({@code linkMbps} x this) on top of {@link #maxNicQueueNanos}. 0 loses the time (the link idles).
+     */
+    public final long pacerLateCreditNanos;
     /** Whether the pacer is on. */
     public final boolean pacerEnabled;
     /** Most equal-size segments grouped into one transmit (one GSO send). */
@@ -118,12 +132,14 @@ public final class EngineConfig {
         this.grantWindow = b.grantWindow;
         this.grantFifoFraction = b.grantFifoFraction;
         this.fifoGrantIncrement = b.fifoGrantIncrement;
+        this.grantBatchSegments = b.grantBatchSegments;
         this.unscheduledCutoffs = b.unscheduledCutoffs.clone();
         this.maxScheduledPriority = b.maxScheduledPriority;
         this.defaultUnscheduledPriority = b.defaultUnscheduledPriority;
         this.linkMbps = b.linkMbps;
         this.maxNicQueueNanos = b.maxNicQueueNanos;
         this.throttleMinBytes = b.throttleMinBytes;
+        this.pacerLateCreditNanos = b.pacerLateCreditNanos;
         this.pacerEnabled = b.pacerEnabled;
         this.maxGsoSegments = b.maxGsoSegments;
         this.tickNanos = b.tickNanos;
@@ -171,12 +187,14 @@ public final class EngineConfig {
         b.grantWindow = grantWindow;
         b.grantFifoFraction = grantFifoFraction;
         b.fifoGrantIncrement = fifoGrantIncrement;
+        b.grantBatchSegments = grantBatchSegments;
         b.unscheduledCutoffs = unscheduledCutoffs.clone();
         b.maxScheduledPriority = maxScheduledPriority;
         b.defaultUnscheduledPriority = defaultUnscheduledPriority;
         b.linkMbps = linkMbps;
         b.maxNicQueueNanos = maxNicQueueNanos;
         b.throttleMinBytes = throttleMinBytes;
+        b.pacerLateCreditNanos = pacerLateCreditNanos;
         b.pacerEnabled = pacerEnabled;
         b.maxGsoSegments = maxGsoSegments;
         b.tickNanos = tickNanos;
@@ -233,10 +251,11 @@ public final class EngineConfig {
         return "EngineConfig{maxMessageLength=" + maxMessageLength + ", mtu=" + mtu
                 + ", unscheduledBytes=" + unscheduledBytes + ", maxIncoming=" + maxIncoming
                 + ", maxOvercommit=" + maxOvercommit + ", grantWindow=" + grantWindow
+                + ", grantBatchSegments=" + grantBatchSegments
                 + ", cutoffs=" + Arrays.toString(unscheduledCutoffs) + ", linkMbps=" + linkMbps
                 + ", tickNanos=" + tickNanos + ", timeoutTicks=" + timeoutTicks + ", needAckTicks=" + needAckTicks
                 + ", ackDelayTicks=" + ackDelayTicks + ", timerTrafficPercent=" + timerTrafficPercent
-                + ", maxNicQueueNanos=" + maxNicQueueNanos
+                + ", maxNicQueueNanos=" + maxNicQueueNanos + ", pacerLateCreditNanos=" + pacerLateCreditNanos
                 + ", maxBufferedBytes=" + maxBufferedBytes + ", maxBufferedBytesPerPeer=" + maxBufferedBytesPerPeer
                 + ", maxOutgoingBytes=" + maxOutgoingBytes + ", maxServerRpcsPerPeer=" + maxServerRpcsPerPeer
                 + ", maxRpcs=" + maxRpcs + "}";
@@ -253,12 +272,14 @@ public final class EngineConfig {
         private int grantWindow = 0;
         private int grantFifoFraction = 50;
         private int fifoGrantIncrement = 50_000;
+        private int grantBatchSegments = 8;
         private int[] unscheduledCutoffs = {0, 0, 0, 0, 1_000_000, 15_000, 2_800, 200};
         private int maxScheduledPriority = 3;
         private int defaultUnscheduledPriority = 6;
         private long linkMbps = 25_000;
         private long maxNicQueueNanos = 5_000;
         private int throttleMinBytes = 1_000;
+        private long pacerLateCreditNanos = 500_000;
         private boolean pacerEnabled = true;
         private int maxGsoSegments = 64;
         private long tickNanos = 1_000_000;
@@ -294,6 +315,7 @@ public final class EngineConfig {
         public Builder grantWindow(int v) { this.grantWindow = v; return this; }
         public Builder grantFifoFraction(int v) { this.grantFifoFraction = v; return this; }
         public Builder fifoGrantIncrement(int v) { this.fifoGrantIncrement = v; return this; }
+        public Builder grantBatchSegments(int v) { this.grantBatchSegments = v; return this; }
         /** Index = priority level (0..7), value = largest message length sent at that level. */
         public Builder unscheduledCutoffs(int... v) { this.unscheduledCutoffs = v == null ? null : v.clone(); return this; }
         public Builder maxScheduledPriority(int v) { this.maxScheduledPriority = v; return this; }
@@ -301,6 +323,7 @@ public final class EngineConfig {
         public Builder linkMbps(long v) { this.linkMbps = v; return this; }
         public Builder maxNicQueueNanos(long v) { this.maxNicQueueNanos = v; return this; }
         public Builder throttleMinBytes(int v) { this.throttleMinBytes = v; return this; }
+        public Builder pacerLateCreditNanos(long v) { this.pacerLateCreditNanos = v; return this; }
         public Builder pacerEnabled(boolean v) { this.pacerEnabled = v; return this; }
         public Builder maxGsoSegments(int v) { this.maxGsoSegments = v; return this; }
         public Builder tickNanos(long v) { this.tickNanos = v; return this; }
@@ -347,6 +370,8 @@ public final class EngineConfig {
             check(grantFifoFraction >= 0 && grantFifoFraction <= 500,
                     "grantFifoFraction must be 0..500 thousandths, was " + grantFifoFraction);
             check(fifoGrantIncrement >= 1, "fifoGrantIncrement must be >= 1, was " + fifoGrantIncrement);
+            check(grantBatchSegments >= 1 && grantBatchSegments <= 1_000,
+                    "grantBatchSegments must be 1..1000, was " + grantBatchSegments);
             check(unscheduledCutoffs != null, "unscheduledCutoffs must not be null");
             check(unscheduledCutoffs.length == WireFormat.PRIORITY_LEVELS,
                     "unscheduledCutoffs must have 8 entries, had " + unscheduledCutoffs.length);
@@ -361,6 +386,8 @@ public final class EngineConfig {
             check(linkMbps >= 1, "linkMbps must be >= 1, was " + linkMbps);
             check(maxNicQueueNanos >= 0, "maxNicQueueNanos must be >= 0, was " + maxNicQueueNanos);
             check(throttleMinBytes >= 0, "throttleMinBytes must be >= 0, was " + throttleMinBytes);
+            check(pacerLateCreditNanos >= 0 && pacerLateCreditNanos <= 1_000_000_000L,
+                    "pacerLateCreditNanos must be 0..1,000,000,000 (1 s), was " + pacerLateCreditNanos);
             check(maxGsoSegments >= 1 && maxGsoSegments <= 64, "maxGsoSegments must be 1..64, was " + maxGsoSegments);
             check(tickNanos >= 1_000, "tickNanos must be >= 1000, was " + tickNanos);
             check(resendTicks >= 1, "resendTicks must be >= 1, was " + resendTicks);

@@ -10,6 +10,12 @@ import java.util.Comparator;
  * the ranked order means that when budget frees up, the best-ranked needy messages get it first.
  * A small share of granted bytes goes to the oldest message so that a long one cannot starve.
  *
+ * <p>Grants are batched: once a message has its first grant, the next goes out only when its
+ * window can grow by a batch ({@code grantBatchSegments} segments, at most a quarter of the
+ * window), not after every DATA packet, so a long message costs one GRANT per batch of DATA. A
+ * grant that changes the message's priority, or reaches a sender with nothing granted left to
+ * send, goes at once: the one must not wait, the other would stall.
+ *
  * <p>The scheduler alone keeps the incoming budget: the engine tells it when a message starts
  * ({@link #track}), when bytes arrive ({@link #received}) and when a message goes ({@link #forget}).
  */
@@ -28,6 +34,8 @@ final class GrantScheduler {
     private final EngineConfig cfg;
     private final Comparator<IncomingMessage> rank;
     private final int minIncrement;
+    /** {@code grantBatchSegments} segments, in bytes. */
+    private final long batchBytes;
     private final int scheduledLevels;
     /** Messages that still need grants, kept ranked (best first) between calls. */
     private IncomingMessage[] grantable = new IncomingMessage[16];
@@ -42,6 +50,7 @@ final class GrantScheduler {
         this.cfg = cfg;
         this.rank = cfg.fifoGrantOrderForTests ? ARRIVAL : SRPT;
         this.minIncrement = cfg.segmentPayload();
+        this.batchBytes = (long) cfg.grantBatchSegments * minIncrement;
         this.scheduledLevels = cfg.maxScheduledPriority + 1;
         this.active = new IncomingMessage[cfg.maxOvercommit];
     }
@@ -108,8 +117,10 @@ final class GrantScheduler {
         int n = pickActive();
         // Never less than a segment: a smaller window could never be granted (see below).
         long window = Math.max(minIncrement, cfg.grantWindow > 0 ? cfg.grantWindow : cfg.maxIncoming / (n + 1));
+        long batch = batchFor(window);
         for (int i = 0; i < n; i++) {
             IncomingMessage m = active[i];
+            long growth = m.received() + window - m.granted;
             long target = Math.min(m.length, m.received() + window);
             if (target <= m.granted) {
                 continue;
@@ -119,19 +130,48 @@ final class GrantScheduler {
                 break;
             }
             long increment = Math.min(target - m.granted, budget);
-            if (increment < minIncrement && m.granted + increment < m.length && m.outstanding() > 0) {
+            boolean finishes = m.granted + increment >= m.length;
+            if (increment < minIncrement && !finishes && m.outstanding() > 0) {
                 // Not worth a packet while the sender still has granted bytes to send; it stays needy
                 // and ranks first when budget frees. A sender with nothing granted gets even a small
                 // grant, so that nothing can stall.
                 continue;
             }
-            issue(sink, m, (int) (m.granted + increment), priorityFor(i, n));
+            int priority = priorityFor(i, n);
+            if (!grantNow(m, increment, growth, finishes, priority, batch)) {
+                continue; // the window grows a little with every packet: wait for a batch
+            }
+            issue(sink, m, (int) (m.granted + increment), priority);
             fifoCredit += increment * cfg.grantFifoFraction;
         }
         if (cfg.grantFifoFraction > 0 && fifoCredit >= (long) cfg.fifoGrantIncrement * 1000 && grantOldest(sink)) {
             fifoCredit -= (long) cfg.fifoGrantIncrement * 1000; // spent only when a FIFO grant went out
         }
         java.util.Arrays.fill(active, 0, n, null);
+    }
+
+    /**
+     * Bytes by which a window of {@code window} bytes must be able to grow before a batched grant:
+     * {@code grantBatchSegments} segments, but at most a quarter of the window (so that three
+     * quarters of it stay in flight while the batch fills), and never less than a segment.
+     */
+    long batchFor(long window) {
+        return Math.max(minIncrement, Math.min(batchBytes, window / 4));
+    }
+
+    /**
+     * The batching decision for a grant of {@code increment} bytes at {@code priority} to {@code m},
+     * whose window could grow by {@code growth} bytes (before the message's end and the budget cap
+     * it) and which the grant would complete if {@code finishes}. It goes now if batching is off
+     * ({@code batch} one segment), if it is the message's first grant, if it changes the message's
+     * priority, or if the sender has nothing granted left to send; otherwise only once it carries a
+     * whole batch, or the rest of the message after the window could grow by a batch.
+     */
+    boolean grantNow(IncomingMessage m, long increment, long growth, boolean finishes, int priority, long batch) {
+        if (batch <= minIncrement || !m.grantedOnce || priority != m.grantPriority || m.outstanding() == 0) {
+            return true;
+        }
+        return finishes ? growth >= batch : increment >= batch;
     }
 
     /** Grants the oldest message one FIFO increment; false if none could be given now. */
@@ -159,6 +199,7 @@ final class GrantScheduler {
         long before = m.outstanding();
         m.granted = newGranted;
         m.grantPriority = priority;
+        m.grantedOnce = true;
         totalIncoming += m.outstanding() - before;
         if (m.granted >= m.length) {
             remove(m);

@@ -234,11 +234,12 @@ public final class HomaEngine {
         pacerWakeAt = Long.MAX_VALUE;
         OutgoingMessage m = senders.peek();
         if (m == null) {
+            pacer.idle();
             return null;
         }
         if (!pacer.mayTransmit(now, outgoing.backlog(m))) {
             counters.bump(Counter.PACER_HOLDS);
-            pacerWakeAt = pacer.nextSendTime();
+            pacerWakeAt = pacer.hold();
             return null;
         }
         outgoing.write(now, m, out, transmit);
@@ -261,6 +262,8 @@ public final class HomaEngine {
     /** The clock reached {@code now}: runs the timer tick if due and releases paced data. */
     public void onTimer(long now) {
         if (now >= pacerWakeAt) {
+            counters.bump(Counter.PACER_WAKEUPS);
+            counters.add(Counter.PACER_WAKEUP_LATE_NANOS, now - pacerWakeAt);
             pacerWakeAt = Long.MAX_VALUE;
         }
         if (clock.advance(now)) {

@@ -43,6 +43,8 @@ final class IncomingMessage {
     int grantPriority;
     /** Whether this message is in the grant scheduler's set. */
     boolean grantable;
+    /** Whether the scheduler has granted this message yet (its first grant is never held for a batch). */
+    boolean grantedOnce;
 
     IncomingMessage(Rpc rpc, int length, long seq) {
         this.rpc = rpc;

@@ -99,6 +99,16 @@ class EngineConfigTest {
     }
 
     @Test
+    void defaults_grantsBatchedByEightSegments() {
+        assertEquals(8, D.grantBatchSegments);
+    }
+
+    @Test
+    void defaults_pacerMakesUpHalfAMillisecondOfLateWakeUp() {
+        assertEquals(500_000L, D.pacerLateCreditNanos);
+    }
+
+    @Test
     void defaults_link25000MbitAndFiveMicrosecondNicQueue() {
         assertEquals(25_000L, D.linkMbps);
         assertEquals(5_000L, D.maxNicQueueNanos);
@@ -215,13 +225,14 @@ class EngineConfigTest {
         return EngineConfig.builder()
                 .maxMessageLength(5_000_000).mtu(9000).ipUdpOverhead(48).unscheduledBytes(20_000)
                 .maxIncoming(800_000).maxOvercommit(4).grantWindow(60_000).grantFifoFraction(100)
-                .fifoGrantIncrement(30_000).unscheduledCutoffs(0, 0, 0, 100, 200, 300, 400, 500)
+                .fifoGrantIncrement(30_000).grantBatchSegments(3).unscheduledCutoffs(0, 0, 0, 100, 200, 300, 400, 500)
                 .maxScheduledPriority(2).defaultUnscheduledPriority(5).linkMbps(100_000)
-                .maxNicQueueNanos(2_000).throttleMinBytes(500).pacerEnabled(false).maxGsoSegments(16)
+                .maxNicQueueNanos(2_000).throttleMinBytes(500).pacerLateCreditNanos(20_000).pacerEnabled(false).maxGsoSegments(16)
                 .tickNanos(500_000).resendTicks(3).resendIntervalTicks(4).timeoutTicks(50).needAckTicks(3).ackDelayTicks(1).timerTrafficPercent(20)
                 .tombstoneTicks(7).cutoffsIntervalNanos(2_000_000).maxRestarts(2).maxServerRpcsPerPeer(99)
                 .maxRpcs(1234).maxBufferedBytes(1L << 20).maxBufferedBytesPerPeer(1L << 19)
                 .maxOutgoingBytes(1L << 24).idShard(3, 8).fifoSendOrderForTests(true).unscheduledAtLevelZeroForTests(true)
+                .fifoGrantOrderForTests(true)
                 .build();
     }
 
@@ -411,6 +422,30 @@ class EngineConfigTest {
     @ValueSource(ints = {0, -1, Integer.MIN_VALUE})
     void invalid_fifoGrantIncrement(int v) {
         assertRejected("fifoGrantIncrement", b -> b.fifoGrantIncrement(v));
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {0, -1, 1_001, Integer.MIN_VALUE})
+    void invalid_grantBatchSegments(int v) {
+        assertRejected("grantBatchSegments", b -> b.grantBatchSegments(v));
+    }
+
+    @Test
+    void valid_grantBatchSegmentsBounds() {
+        assertAccepted(b -> b.grantBatchSegments(1));
+        assertAccepted(b -> b.grantBatchSegments(1_000));
+    }
+
+    @ParameterizedTest
+    @ValueSource(longs = {-1, 1_000_000_001L, Long.MIN_VALUE, Long.MAX_VALUE})
+    void invalid_pacerLateCreditNanos(long v) {
+        assertRejected("pacerLateCreditNanos", b -> b.pacerLateCreditNanos(v));
+    }
+
+    @Test
+    void valid_pacerLateCreditNanosBounds() {
+        assertAccepted(b -> b.pacerLateCreditNanos(0));
+        assertAccepted(b -> b.pacerLateCreditNanos(1_000_000_000L));
     }
 
     @ParameterizedTest

@@ -594,6 +594,182 @@ class GrantSchedulerTest {
         assertEquals(40_000 + cfg.segmentPayload(), m.granted, "the window is at least one segment");
     }
 
+    // ------------------------------------------------------------------ batching
+
+    private static final int SEG = 1432;
+
+    @Test
+    void batch_defaultEightSegments_noGrantUntilTheWindowCanGrowByEight() {
+        GrantScheduler s = scheduler();
+        IncomingMessage m = incoming(0, 1_000_000, 0);
+        s.add(m);
+        Recorder r = new Recorder();
+        s.schedule(r);
+        assertEquals(200_000, m.granted, "the first grant goes at once");
+        for (int k = 1; k < 8; k++) {
+            receive(s, m, k * SEG);
+            s.schedule(r);
+            assertEquals(1, r.grants.size(), "no grant after " + k + " segments");
+        }
+        receive(s, m, 8 * SEG);
+        s.schedule(r);
+        assertEquals(2, r.grants.size());
+        assertEquals(8 * SEG + 200_000, m.granted, "the whole batch in one grant");
+    }
+
+    @Test
+    void batch_oneSegment_grantsAfterEverySegment() {
+        GrantScheduler s = scheduler(EngineConfig.builder().grantBatchSegments(1).grantFifoFraction(0));
+        IncomingMessage m = incoming(0, 1_000_000, 0);
+        s.add(m);
+        Recorder r = new Recorder();
+        s.schedule(r);
+        for (int k = 1; k <= 5; k++) {
+            receive(s, m, k * SEG);
+            s.schedule(r);
+            assertEquals(k + 1, r.grants.size(), "a grant per segment without batching");
+            assertEquals(k * SEG + 200_000, m.granted);
+        }
+    }
+
+    @Test
+    void batchFor_eightSegmentsAtMostAQuarterOfTheWindowAtLeastOneSegment() {
+        GrantScheduler s = scheduler();
+        assertEquals(8 * SEG, s.batchFor(200_000));
+        assertEquals(10_000, s.batchFor(40_000));
+        assertEquals(SEG, s.batchFor(4_000));
+        GrantScheduler sixteen = scheduler(EngineConfig.builder().grantBatchSegments(16));
+        assertEquals(16 * SEG, sixteen.batchFor(1_000_000));
+        assertEquals(SEG, scheduler(EngineConfig.builder().grantBatchSegments(1)).batchFor(1_000_000));
+    }
+
+    @Test
+    void batch_smallWindow_batchIsAQuarterOfIt() {
+        GrantScheduler s = scheduler(EngineConfig.builder().grantWindow(20_000).grantFifoFraction(0));
+        IncomingMessage m = incoming(0, 1_000_000, 0);
+        s.add(m);
+        Recorder r = new Recorder();
+        s.schedule(r);
+        receive(s, m, 3 * SEG);                    // 4,296 < 5,000
+        s.schedule(r);
+        assertEquals(1, r.grants.size());
+        receive(s, m, 4 * SEG);                    // 5,728 >= 5,000
+        s.schedule(r);
+        assertEquals(2, r.grants.size());
+        assertEquals(4 * SEG + 20_000, m.granted);
+    }
+
+    @Test
+    void batch_priorityChange_grantedAtOnce() {
+        GrantScheduler s = scheduler(EngineConfig.builder().grantWindow(100_000).grantFifoFraction(0));
+        IncomingMessage a = incoming(0, 500_000, 0);
+        IncomingMessage b = incoming(1, 600_000, 1);
+        s.add(a);
+        s.add(b);
+        Recorder r = new Recorder();
+        s.schedule(r);
+        assertEquals(1, a.grantPriority);
+        assertEquals(0, b.grantPriority);
+        receive(s, a, 2 * SEG);
+        receive(s, b, 2 * SEG);
+        s.schedule(r);
+        assertEquals(2, r.grants.size(), "two segments are no batch");
+        s.add(incoming(2, 700_000, 2));            // ranks below both: their levels rise
+        s.schedule(r);
+        assertEquals(2, a.grantPriority);
+        assertEquals(1, b.grantPriority);
+        assertEquals(2 * SEG + 100_000, a.granted, "a priority change goes at once, with the window");
+        assertEquals(2 * SEG + 100_000, b.granted);
+    }
+
+    record FirstGrant(GrantScheduler s, IncomingMessage m, Recorder r) {
+    }
+
+    /** One message of {@code length} bytes, given its first grant with a fixed 100,000-byte window. */
+    private FirstGrant firstGrant(int length) {
+        GrantScheduler s = scheduler(EngineConfig.builder().grantWindow(100_000).grantFifoFraction(0));
+        IncomingMessage m = incoming(0, length, 0);
+        s.add(m);
+        Recorder r = new Recorder();
+        s.schedule(r);
+        return new FirstGrant(s, m, r);
+    }
+
+    @Test
+    void batch_budgetBelowABatch_waitsWhileTheSenderHasGrantedBytes() {
+        FirstGrant f = firstGrant(1_000_000);
+        GrantScheduler s = f.s();
+        IncomingMessage m = f.m();
+        Recorder r = f.r();
+        receive(s, m, 10 * SEG);                   // the window could grow by 10 segments ...
+        othersOutstanding(s, 400_000 - (100_000 - 10 * SEG) - 3_000); // 3,000 bytes of budget left
+        s.schedule(r);
+        assertEquals(1, r.grants.size(), "... but the budget allows less than a batch");
+        assertEquals(100_000, m.granted);
+    }
+
+    @Test
+    void batch_budgetBelowABatch_senderWithNothingGranted_grantedAtOnce() {
+        FirstGrant f = firstGrant(1_000_000);
+        GrantScheduler s = f.s();
+        IncomingMessage m = f.m();
+        Recorder r = f.r();
+        receive(s, m, 100_000);                    // everything granted arrived
+        othersOutstanding(s, 400_000 - 3_000);
+        s.schedule(r);
+        assertEquals(2, r.grants.size(), "a sender with nothing granted must not stall");
+        assertEquals(103_000, m.granted);
+    }
+
+    @Test
+    void batch_lastGrant_waitsForABatchThenCarriesTheRest() {
+        FirstGrant f = firstGrant(105_000);
+        GrantScheduler s = f.s();
+        IncomingMessage m = f.m();
+        Recorder r = f.r();
+        assertEquals(100_000, m.granted);
+        receive(s, m, 4 * SEG);                    // the window could grow by 4 segments: past the end
+        s.schedule(r);
+        assertEquals(1, r.grants.size(), "the rest of the message is no reason to skip the batch");
+        assertEquals(100_000, m.granted);
+        receive(s, m, 8 * SEG);
+        s.schedule(r);
+        assertEquals(105_000, m.granted);
+        assertFalse(m.grantable);
+    }
+
+    @Property(tries = 200)
+    void property_oneLongMessage_completesWithAboutOneGrantPerBatch(
+            @ForAll @IntRange(min = 50_000, max = 3_000_000) int length,
+            @ForAll @IntRange(min = 1, max = 32) int batchSegments,
+            @ForAll @IntRange(min = 0, max = 150_000) int grantWindow,
+            @ForAll @IntRange(min = 1, max = 12) int segmentsPerRound) {
+        EngineConfig cfg = EngineConfig.builder().grantBatchSegments(batchSegments).grantWindow(grantWindow)
+                .grantFifoFraction(0).build();
+        GrantScheduler s = new GrantScheduler(cfg);
+        IncomingMessage m = incoming(0, length, 0);
+        m.granted = Math.min(length, cfg.unscheduledLimit());
+        s.track(m);
+        s.add(m);
+        Recorder r = new Recorder();
+        s.schedule(r);
+        int rounds = 0;
+        while (!m.complete()) {
+            assertTrue(m.outstanding() > 0, "stalled at " + m.received() + " of " + length);
+            int upTo = (int) Math.min(m.granted, m.received() + (long) segmentsPerRound * SEG);
+            receive(s, m, upTo);
+            s.add(m);
+            s.schedule(r);
+            assertTrue(++rounds < 10_000);
+        }
+        long batch = s.batchFor(Math.max(SEG, grantWindow > 0 ? grantWindow : cfg.maxIncoming / 2));
+        // every grant takes the window to received + window, and the next waits until at least a
+        // batch more has arrived: after the first, at most one grant per batch of bytes
+        assertTrue(r.grants.size() <= 2 + length / batch,
+                r.grants.size() + " grants for " + length + " bytes in batches of " + batch);
+        assertEquals(0, s.incoming());
+    }
+
     // ------------------------------------------------------------------ FIFO share
 
     @Test

@@ -195,4 +195,30 @@ class HomaEngineTest {
         assertEquals(shortId, out.getLong(WireFormat.OFF_SENDER_ID));
         assertTrue(sentBefore >= 1);
     }
+
+    @Test
+    void pacer__lateWakeUp_countedAndMadeUp() {
+        EngineConfig cfg = CFG.toBuilder().pacerEnabled(true).linkMbps(1_000).build(); // 12.3 us a datagram
+        HomaEngine e = new HomaEngine(cfg, 1);
+        InetSocketAddress s = new InetSocketAddress("127.0.0.1", 9);
+        e.startRequest(0, s, bytes(30_000)); // all unscheduled
+        ByteBuffer out = ByteBuffer.allocate(cfg.maxDatagram() * cfg.maxGsoSegments);
+        int first = 0;
+        while (e.pollTransmit(0, out.clear()) != null) {
+            first++;
+        }
+        long wake = e.nextDeadline();
+        assertTrue(wake > 0 && wake < cfg.tickNanos, "woken by the pacer");
+        assertEquals(0, e.counter(Counter.PACER_WAKEUPS));
+        long now = wake + 100_000; // 100 us late: about eight datagrams' worth of link time lost
+        e.onTimer(now);
+        assertEquals(1, e.counter(Counter.PACER_WAKEUPS));
+        assertEquals(100_000, e.counter(Counter.PACER_WAKEUP_LATE_NANOS));
+        int segments = 0;
+        Transmit t;
+        while ((t = e.pollTransmit(now, out.clear())) != null) {
+            segments += t.segments();
+        }
+        assertTrue(segments >= 8, "the late wake-up's link time is made up: " + segments + " datagrams (first " + first + ")");
+    }
 }

@@ -256,4 +256,95 @@ class PacerTest {
         assertEquals(8_000L * Integer.MAX_VALUE - 5_000, p.nextSendTime());
         assertFalse(p.mayTransmit(0, LONG));
     }
+
+    // ------------------------------------------------------------------ wake-ups and late credit
+
+    /** Hands the link 1,500-byte datagrams at {@code now} while the pacer allows; returns how many. */
+    private static int sendWhileAllowed(Pacer p, long now) {
+        int n = 0;
+        while (p.mayTransmit(now, LONG) && n < 100_000) {
+            p.transmitted(now, 1500);
+            n++;
+        }
+        return n;
+    }
+
+    @Test
+    void hold_wakesWhenHalfTheAllowanceHasDrained() {
+        Pacer p = pacer();
+        p.transmitted(0, 100_000); // 32,000 ns
+        long wake = p.hold();
+        assertEquals(32_000 - 2_500, wake);
+        assertTrue(wake >= p.nextSendTime());
+        assertEquals(6, sendWhileAllowed(p, wake), "a wake-up sends a batch: half the allowance and one more");
+    }
+
+    @Test
+    void hold_zeroAllowance_wakesWhenTheLinkIsIdle() {
+        Pacer p = pacer(EngineConfig.builder().maxNicQueueNanos(0));
+        p.transmitted(0, 1500);
+        assertEquals(480, p.hold());
+    }
+
+    @Test
+    void lateWakeUp_afterHold_sendsWhatTheLinkCouldHaveCarried() {
+        Pacer p = pacer();
+        p.transmitted(0, 100_000);          // the link runs dry at 32,000
+        p.hold();
+        long late = 32_000 + 200_000;      // woken 200 us after the link ran dry
+        int sent = sendWhileAllowed(p, late);
+        // from 32,000 until 5,000 ns ahead of now: 205,000 ns of link time, 480 ns a datagram
+        assertEquals(428, sent);
+        assertFalse(p.mayTransmit(late, LONG));
+    }
+
+    @Test
+    void lateWakeUp_withoutCredit_losesTheTime() {
+        Pacer p = pacer(EngineConfig.builder().pacerLateCreditNanos(0));
+        p.transmitted(0, 100_000);
+        p.hold();
+        assertEquals(11, sendWhileAllowed(p, 232_000), "only the allowance, as if the link had been idle");
+    }
+
+    @Test
+    void lateWakeUp_creditCappedAtPacerLateCreditNanos() {
+        Pacer p = pacer(EngineConfig.builder().pacerLateCreditNanos(50_000));
+        p.transmitted(0, 100_000);
+        p.hold();
+        assertEquals(115, sendWhileAllowed(p, 232_000), "55,000 ns of link time: credit plus allowance");
+    }
+
+    @Test
+    void noHold_idleLinkEarnsNoCredit() {
+        Pacer p = pacer();
+        p.transmitted(0, 100_000);
+        assertEquals(11, sendWhileAllowed(p, 232_000), "nothing was held back: the idle time is not owed");
+    }
+
+    @Test
+    void idle_afterHold_creditDropped() {
+        Pacer p = pacer();
+        p.transmitted(0, 100_000);
+        p.hold();
+        p.idle();                          // the sender had nothing left to send
+        assertEquals(11, sendWhileAllowed(p, 232_000));
+    }
+
+    @Test
+    void credit_spentOnceTheEstimateCaughtUp() {
+        Pacer p = pacer();
+        p.transmitted(0, 100_000);
+        p.hold();
+        sendWhileAllowed(p, 232_000);      // caught up: the estimate is ahead of the clock again
+        p.transmitted(10_000_000, 1500);   // much later, without a hold in between
+        assertEquals(10_000_000 + 480 - 5_000, p.nextSendTime());
+    }
+
+    @Test
+    void credit_disabledPacer_stillNeverHolds() {
+        Pacer p = pacer(EngineConfig.builder().pacerEnabled(false));
+        p.transmitted(0, 100_000);
+        p.hold();
+        assertTrue(p.mayTransmit(0, LONG));
+    }
 }

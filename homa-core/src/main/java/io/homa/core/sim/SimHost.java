@@ -29,6 +29,7 @@ public final class SimHost implements SimEndpoint {
     private long uplinkQueuedBytes;
     private long maxUplinkQueuedBytes;
     private long timerAt = Long.MAX_VALUE;
+    private long timerLateNanos;
     private Consumer<EngineEvent> handler = e -> { };
     boolean connected = true;
 
@@ -99,6 +100,17 @@ public final class SimHost implements SimEndpoint {
         connected = true;
     }
 
+    /**
+     * Every timer of this host fires {@code nanos} after the deadline the engine asked for, as on a
+     * busy machine whose event loop wakes up late (0, the default: on time).
+     */
+    public void lateTimers(long nanos) {
+        if (nanos < 0) {
+            throw new IllegalArgumentException("timer lateness must be >= 0, was " + nanos);
+        }
+        this.timerLateNanos = nanos;
+    }
+
     /** Cuts the host off: packets to it are lost and it sends nothing (a crashed machine). */
     public void disconnect() {
         connected = false;
@@ -166,7 +178,7 @@ public final class SimHost implements SimEndpoint {
             return;
         }
         timerAt = deadline;
-        long at = Math.max(deadline, net.now() + 1);
+        long at = Math.max(deadline, net.now() + 1) + timerLateNanos;
         net.schedule(at, () -> {
             if (timerAt != deadline) {
                 return; // superseded by an earlier timer
