@@ -222,6 +222,7 @@ class EngineConfigTest {
                 .tombstoneTicks(7).cutoffsIntervalNanos(2_000_000).maxRestarts(2).maxServerRpcsPerPeer(99)
                 .maxRpcs(1234).maxBufferedBytes(1L << 20).maxBufferedBytesPerPeer(1L << 19)
                 .maxOutgoingBytes(1L << 24).idShard(3, 8).fifoSendOrderForTests(true).unscheduledAtLevelZeroForTests(true)
+                .fifoGrantOrderForTests(true)
                 .build();
     }
 
