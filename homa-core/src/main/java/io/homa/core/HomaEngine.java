@@ -53,8 +53,9 @@ public final class HomaEngine {
 
     /**
      * @param config the tunables
-     * @param randomSeed seeds the first RPC id (use a secure random value in production, a fixed one
-     *                   in simulations); the first id is unpredictable, not 2
+     * @param randomSeed the secret key of this engine's RPC ids, which are a keyed permutation of a
+     *                   counter (use a secure random value in production, so that nobody can predict
+     *                   the ids; a fixed one in simulations, to replay them)
      */
     public HomaEngine(EngineConfig config, long randomSeed) {
         this.cfg = Objects.requireNonNull(config, "config");

@@ -9,7 +9,6 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Queue;
-import java.util.SplittableRandom;
 
 /**
  * The RPCs of one engine and the peers they talk to (Linux Homa's homa_rpc.c and homa_peer.c):
@@ -41,13 +40,12 @@ final class RpcTable {
     private int serverRpcCount;
     private Rpc oldestLive;
     private Rpc newestLive;
-    private long nextId;
-    private final long idStep;
+    private final RpcIdSequence ids;
     /** Messages (both directions) in order of creation: SRPT breaks ties to the older. */
     private long seq;
 
     /**
-     * @param randomSeed seeds the first client id (see {@link HomaEngine#HomaEngine})
+     * @param randomSeed the secret of the client ids (see {@link HomaEngine#HomaEngine})
      * @param roundTripCapTicks the cap on a peer's round trip in ticks (see {@link Peer#roundTripTicks})
      */
     RpcTable(EngineConfig cfg, long randomSeed, TickClock clock, EngineCounters counters,
@@ -62,8 +60,7 @@ final class RpcTable {
         this.limits = limits;
         this.senders = senders;
         this.roundTripCapTicks = roundTripCapTicks;
-        this.idStep = RpcIds.step(cfg.idShardCount);
-        this.nextId = RpcIds.first(new SplittableRandom(randomSeed).nextLong(), cfg.idShard, cfg.idShardCount);
+        this.ids = new RpcIdSequence(randomSeed, cfg.idShard, cfg.idShardCount);
     }
 
     void setPayloadReleaseListener(PayloadReleaseListener listener) {
@@ -100,9 +97,8 @@ final class RpcTable {
 
     private long allocateId() {
         while (true) {
-            long id = nextId;
-            nextId += idStep;
-            if ((id & ~1L) != 0 && !clientRpcs.containsKey(id)) {
+            long id = ids.next();
+            if (!clientRpcs.containsKey(id)) { // only after the counter wrapped round: never in practice
                 return id;
             }
         }
