@@ -31,6 +31,8 @@ final class Rpc {
     int silentTicks;
     /** Ticks spent waiting for our own grants (the sender hears BUSY now and then). */
     int waitTicks;
+    /** Server: the length of the request, kept once it is delivered (it bounds a blind response). */
+    int requestLength;
     /** Client: times the request restarted after RPC_UNKNOWN. */
     int restarts;
     /** Tick of this RPC's last RESEND (or NEED_ACK), for the per-RPC interval. */

@@ -144,6 +144,7 @@ final class RpcTable {
                 return null; // unknown, or someone else's RPC: never act on it
             }
             rpc.peer.heardTick = clock.tick(); // the peer is alive
+            rpc.peer.proven = true; // and at its address: it named our id
             rpc.heard = true;
             return rpc;
         }
@@ -208,6 +209,11 @@ final class RpcTable {
     /** Forgets the RPC's incoming message: out of the scheduler, its budget and memory released. */
     IncomingMessage releaseIncoming(Rpc rpc) {
         IncomingMessage in = rpc.in;
+        if (rpc.client) {
+            rpc.peer.proven = true; // its response data named our id: the server is at its address
+        } else {
+            rpc.requestLength = in.length;
+        }
         grants.forget(in);
         limits.charge(rpc.peer, -in.footprint());
         rpc.in = null;
