@@ -153,6 +153,7 @@ public final class HomaEngine {
         limits.checkOutgoingRoom("response", length);
         rpc.state = Rpc.State.SERVER_RESPONDING;
         rpc.silentTicks = 0;
+        rpcs.unpark(rpc); // the timer looks after it again
         outgoing.start(rpc, response);
         clock.arm(now);
         return true;

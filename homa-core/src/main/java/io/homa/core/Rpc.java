@@ -50,6 +50,10 @@ final class Rpc {
     /** Neighbours in the engine's list of live RPCs, oldest first (the timer scans in age order). */
     Rpc olderLive;
     Rpc newerLive;
+    /** Place in the order of creation, which the live list keeps. */
+    long created;
+    /** Server: taken off the live list while the application works on it (see {@code RpcTable#park}). */
+    boolean parked;
 
     Rpc(long id, Peer peer, boolean client) {
         this.id = id;
