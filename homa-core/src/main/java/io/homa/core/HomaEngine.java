@@ -25,7 +25,8 @@ import java.util.Objects;
  * docs/protocol.md: the RPCs and peers ({@code RpcTable}), DATA in ({@code IncomingData}) and out
  * ({@code OutgoingData}), memory ({@code MemoryLimits}), grants ({@code GrantScheduler}), the
  * sender's order and pace ({@code SenderQueue}, {@code Pacer}), priorities ({@code Priorities}),
- * acks ({@code Acks}) and the timer ({@code RpcTimer}). It takes the commands, dispatches packets,
+ * acks ({@code Acks}), the timer ({@code RpcTimer}) and the answer to stray responses
+ * ({@code StrayResponses}). It takes the commands, dispatches packets,
  * decides what is sent first, keeps the deadlines and answers questions about its state.
  */
 public final class HomaEngine {
@@ -44,6 +45,7 @@ public final class HomaEngine {
     private final IncomingData incoming;
     private final OutgoingData outgoing;
     private final RpcTimer timer;
+    private final StrayResponses strays;
     private final int unscheduledLimit;
     /** Where each datagram is decoded (reused: the receive path allocates nothing). */
     private final DecodedPacket decoded = new DecodedPacket();
@@ -53,8 +55,9 @@ public final class HomaEngine {
 
     /**
      * @param config the tunables
-     * @param randomSeed seeds the first RPC id (use a secure random value in production, a fixed one
-     *                   in simulations); the first id is unpredictable, not 2
+     * @param randomSeed the secret key of this engine's RPC ids, which are a keyed permutation of a
+     *                   counter (use a secure random value in production, so that nobody can predict
+     *                   the ids; a fixed one in simulations, to replay them)
      */
     public HomaEngine(EngineConfig config, long randomSeed) {
         this.cfg = Objects.requireNonNull(config, "config");
@@ -72,6 +75,7 @@ public final class HomaEngine {
         this.incoming = new IncomingData(cfg, counters, clock, rpcs, limits, grants, control, priorities, acks, events);
         this.outgoing = new OutgoingData(cfg, counters, rpcs, senders, pacer, priorities, acks, grants, control, limits);
         this.timer = new RpcTimer(cfg, counters, clock, rpcs, control, acks, priorities);
+        this.strays = new StrayResponses(cfg, control);
     }
 
     public EngineConfig config() { return cfg; }
@@ -149,6 +153,7 @@ public final class HomaEngine {
         limits.checkOutgoingRoom("response", length);
         rpc.state = Rpc.State.SERVER_RESPONDING;
         rpc.silentTicks = 0;
+        rpcs.unpark(rpc); // the timer looks after it again
         outgoing.start(rpc, response);
         clock.arm(now);
         return true;
@@ -289,7 +294,12 @@ public final class HomaEngine {
         counters.add(Counter.BYTES_RECEIVED, datagram.remaining());
         counters.bump(Counter.received(p.type));
         switch (p.type) {
-            case DATA -> incoming.onData(now, from, datagram, p);
+            case DATA -> {
+                if (!RpcIds.isClientId(p.senderId) && rpcs.clientRpc(p.senderId ^ 1) == null) {
+                    strays.onData(now, from, p.senderId); // then dropped as UNKNOWN_RPC, its ack still read
+                }
+                incoming.onData(now, from, datagram, p);
+            }
             case GRANT -> outgoing.onGrant(from, p);
             case RESEND -> outgoing.onResend(from, p);
             case RPC_UNKNOWN -> outgoing.onRpcUnknown(from, p);

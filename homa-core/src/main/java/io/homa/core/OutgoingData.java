@@ -47,9 +47,36 @@ final class OutgoingData {
 
     /** Queues {@code payload} as the RPC's outgoing message (its room was checked by the caller). */
     void start(Rpc rpc, ByteBuffer payload) {
-        rpc.out = new OutgoingMessage(rpc, payload, rpcs.nextMessageSeq(), unscheduledLimit);
+        rpc.out = new OutgoingMessage(rpc, payload, rpcs.nextMessageSeq(), unscheduledFor(rpc));
         limits.addOutgoing(rpc.out.length);
         senders.offer(rpc.out);
+    }
+
+    /**
+     * What a message may send before its receiver grants anything. A response to a peer that has
+     * not shown it is at its address ({@link Peer#proven}) sends whole segments up to its request's
+     * length, one at least: a request forged with a victim's source address then makes us send the
+     * victim about what the forger sent us, not {@code unscheduledBytes}. The real client grants
+     * the rest as soon as the first segment arrives, so its first long response takes one round
+     * trip longer; that grant proves it, and later responses go at full speed.
+     */
+    private int unscheduledFor(Rpc rpc) {
+        if (rpc.client || rpc.peer.proven) {
+            return unscheduledLimit;
+        }
+        int segments = Math.max(1, rpc.requestLength / segment);
+        return (int) Math.min(unscheduledLimit, (long) segments * segment);
+    }
+
+    /**
+     * The client granted or asked for the response we are sending: it is listening at its address.
+     * (A forger that guesses when to send a GRANT could do the same, but it can grant itself the
+     * whole response anyway: that is what the protocol trusts a GRANT with.)
+     */
+    private static void heardAboutResponse(Rpc rpc) {
+        if (!rpc.client) {
+            rpc.peer.proven = true;
+        }
     }
 
     // ------------------------------------------------------------------ the segment writer
@@ -144,6 +171,7 @@ final class OutgoingData {
             counters.drop(DropReason.WRONG_STATE);
             return;
         }
+        heardAboutResponse(rpc);
         if (p.grantOrResendOffset > out.granted) {
             out.granted = Math.min(out.length, p.grantOrResendOffset);
             out.grantPriority = Math.min(p.priority, cfg.maxScheduledPriority);
@@ -170,6 +198,7 @@ final class OutgoingData {
             control.bare(from, PacketType.BUSY, rpc.id, Counter.PACKETS_SENT_BUSY);
             return;
         }
+        heardAboutResponse(rpc);
         if (out.length == 0) {
             if (out.zeroSent) {
                 out.zeroSent = false; // send the empty segment again

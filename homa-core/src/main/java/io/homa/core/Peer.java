@@ -31,6 +31,14 @@ final class Peer {
     /** Client ids of recently finished server RPCs, with the tick at which they expire. */
     final LongMap<Long> tombstones = new LongMap<>(4);
 
+    /**
+     * The peer has shown that it really is at {@link #address}: it named an id of ours that only
+     * our packets to that address carried (a response or control packet about one of our client
+     * RPCs), or it granted or asked for a response we were sending it. Until then a response to
+     * it sends little without a grant, so that a request forged with its address cannot make us
+     * flood it (see {@code OutgoingData#start}).
+     */
+    boolean proven;
     /** Tick at which a valid packet last came from this peer (peer-level liveness). */
     long heardTick;
     /** The tick {@link #resendsLeft}, {@link #needAcksLeft} and {@link #busyLeft} belong to. */

@@ -31,6 +31,8 @@ final class Rpc {
     int silentTicks;
     /** Ticks spent waiting for our own grants (the sender hears BUSY now and then). */
     int waitTicks;
+    /** Server: the length of the request, kept once it is delivered (it bounds a blind response). */
+    int requestLength;
     /** Client: times the request restarted after RPC_UNKNOWN. */
     int restarts;
     /** Tick of this RPC's last RESEND (or NEED_ACK), for the per-RPC interval. */
@@ -48,6 +50,10 @@ final class Rpc {
     /** Neighbours in the engine's list of live RPCs, oldest first (the timer scans in age order). */
     Rpc olderLive;
     Rpc newerLive;
+    /** Place in the order of creation, which the live list keeps. */
+    long created;
+    /** Server: taken off the live list while the application works on it (see {@code RpcTable#park}). */
+    boolean parked;
 
     Rpc(long id, Peer peer, boolean client) {
         this.id = id;

@@ -5,7 +5,8 @@ package io.homa.core;
  * datagrams between the engines of one socket. As in Linux Homa, bit 0 tells the sides apart: a
  * client's id is even and its server names the same RPC {@code id ^ 1}. Above it, the low
  * {@code log2(idShardCount)} bits name the engine (shard) that started the RPC, so that a packet
- * about a client RPC can be handed to the engine that owns it.
+ * about a client RPC can be handed to the engine that owns it. The remaining bits are the
+ * engine's to choose ({@code RpcIdSequence}).
  */
 public final class RpcIds {
     private RpcIds() {
@@ -19,15 +20,5 @@ public final class RpcIds {
     /** The shard (0 .. shardCount-1) whose engine started the RPC named by {@code id}, either side's. */
     public static int shard(long id, int shardCount) {
         return (int) ((id >>> 1) & (shardCount - 1));
-    }
-
-    /** The distance between successive ids of one engine: keeps bit 0 and the shard bits. */
-    static long step(int shardCount) {
-        return 2L << Integer.numberOfTrailingZeros(shardCount);
-    }
-
-    /** The first client id of engine {@code shard}, its high bits taken from {@code random}. */
-    static long first(long random, int shard, int shardCount) {
-        return (random & -step(shardCount)) | ((long) shard << 1);
     }
 }

@@ -4,12 +4,13 @@ import io.homa.core.wire.DropReason;
 
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Queue;
-import java.util.SplittableRandom;
 
 /**
  * The RPCs of one engine and the peers they talk to (Linux Homa's homa_rpc.c and homa_peer.c):
@@ -24,6 +25,7 @@ final class RpcTable {
      * trip, and the sweep walks every peer, which is worth a tick's time only when there are many.
      */
     private static final int PEER_SWEEP_THRESHOLD = 4096;
+    private static final Comparator<Rpc> BY_AGE = Comparator.comparingLong(r -> r.created);
 
     private final EngineConfig cfg;
     private final TickClock clock;
@@ -41,13 +43,16 @@ final class RpcTable {
     private int serverRpcCount;
     private Rpc oldestLive;
     private Rpc newestLive;
-    private long nextId;
-    private final long idStep;
+    /** RPCs created so far: {@link Rpc#created}. */
+    private long rpcsCreated;
+    /** Parked RPCs the application answered since the last tick, to go back into the live list. */
+    private final ArrayList<Rpc> unparked = new ArrayList<>();
+    private final RpcIdSequence ids;
     /** Messages (both directions) in order of creation: SRPT breaks ties to the older. */
     private long seq;
 
     /**
-     * @param randomSeed seeds the first client id (see {@link HomaEngine#HomaEngine})
+     * @param randomSeed the secret of the client ids (see {@link HomaEngine#HomaEngine})
      * @param roundTripCapTicks the cap on a peer's round trip in ticks (see {@link Peer#roundTripTicks})
      */
     RpcTable(EngineConfig cfg, long randomSeed, TickClock clock, EngineCounters counters,
@@ -62,8 +67,7 @@ final class RpcTable {
         this.limits = limits;
         this.senders = senders;
         this.roundTripCapTicks = roundTripCapTicks;
-        this.idStep = RpcIds.step(cfg.idShardCount);
-        this.nextId = RpcIds.first(new SplittableRandom(randomSeed).nextLong(), cfg.idShard, cfg.idShardCount);
+        this.ids = new RpcIdSequence(randomSeed, cfg.idShard, cfg.idShardCount);
     }
 
     void setPayloadReleaseListener(PayloadReleaseListener listener) {
@@ -100,9 +104,8 @@ final class RpcTable {
 
     private long allocateId() {
         while (true) {
-            long id = nextId;
-            nextId += idStep;
-            if ((id & ~1L) != 0 && !clientRpcs.containsKey(id)) {
+            long id = ids.next();
+            if (!clientRpcs.containsKey(id)) { // only after the counter wrapped round: never in practice
                 return id;
             }
         }
@@ -148,6 +151,7 @@ final class RpcTable {
                 return null; // unknown, or someone else's RPC: never act on it
             }
             rpc.peer.heardTick = clock.tick(); // the peer is alive
+            rpc.peer.proven = true; // and at its address: it named our id
             rpc.heard = true;
             return rpc;
         }
@@ -212,6 +216,11 @@ final class RpcTable {
     /** Forgets the RPC's incoming message: out of the scheduler, its budget and memory released. */
     IncomingMessage releaseIncoming(Rpc rpc) {
         IncomingMessage in = rpc.in;
+        if (rpc.client) {
+            rpc.peer.proven = true; // its response data named our id: the server is at its address
+        } else {
+            rpc.requestLength = in.length;
+        }
         grants.forget(in);
         limits.charge(rpc.peer, -in.footprint());
         rpc.in = null;
@@ -220,12 +229,71 @@ final class RpcTable {
 
     // ------------------------------------------------------------------ live list
 
-    /** The oldest live RPC (follow {@link Rpc#newerLive} for the rest), or null. */
+    /**
+     * The oldest RPC on the live list (follow {@link Rpc#newerLive} for the rest), or null. The list
+     * holds every live RPC but the parked ones, which have nothing on it to look after.
+     */
     Rpc oldestLive() {
         return oldestLive;
     }
 
+    /**
+     * Takes a server RPC whose request the application is working on off the live list: the timer
+     * has nothing to do for it until {@link #unpark} (it never times out, asks or answers), so a
+     * tick need not visit it however many there are.
+     */
+    void park(Rpc rpc) {
+        unlinkLive(rpc);
+        rpc.parked = true;
+    }
+
+    /** The application answered a parked RPC: it goes back into the live list at its age's place, next tick. */
+    void unpark(Rpc rpc) {
+        if (rpc.parked) {
+            rpc.parked = false;
+            unparked.add(rpc);
+        }
+    }
+
+    /**
+     * Puts the RPCs unparked since the last call back into the live list, each where its age puts
+     * it, so that the timer visits the RPCs in the same order as if they had never left. Runs at the
+     * start of a tick; walks the list only as far as the youngest of them.
+     */
+    void relinkUnparked() {
+        if (unparked.isEmpty()) {
+            return;
+        }
+        unparked.sort(BY_AGE);
+        Rpc after = null; // the RPC the next one goes after: null for the head
+        Rpc before = oldestLive;
+        for (Rpc rpc : unparked) {
+            if (rpc.state == Rpc.State.DEAD) {
+                continue; // ended meanwhile
+            }
+            while (before != null && before.created < rpc.created) {
+                after = before;
+                before = before.newerLive;
+            }
+            rpc.olderLive = after;
+            rpc.newerLive = before;
+            if (after != null) {
+                after.newerLive = rpc;
+            } else {
+                oldestLive = rpc;
+            }
+            if (before != null) {
+                before.olderLive = rpc;
+            } else {
+                newestLive = rpc;
+            }
+            after = rpc;
+        }
+        unparked.clear();
+    }
+
     private void linkLive(Rpc rpc) {
+        rpc.created = rpcsCreated++;
         rpc.olderLive = newestLive;
         if (newestLive != null) {
             newestLive.newerLive = rpc;

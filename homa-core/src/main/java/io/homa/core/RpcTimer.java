@@ -8,12 +8,13 @@ import java.net.InetSocketAddress;
 
 /**
  * The timer's work on each tick (Linux Homa's homa_timer.c): every live RPC, oldest first, is
- * checked for silence, and the peers' tombstones and owed acks are looked after. For one RPC
- * ({@link #check}, Linux Homa's homa_timer_check_rpc) the decisions are, in order: a receiver
- * starving a message sends a keep-alive; a silent RPC times out; a finished response asks for its
- * ACK (NEED_ACK); anything else asks for what it misses (RESEND). Loss is detected per RPC (its
- * own silence), but an RPC times out only when its peer as a whole has been silent too: a peer
- * that answers other RPCs is alive and merely busy. Timer packets are rationed, per peer and tick
+ * checked for silence (but requests the application is working on are parked off the list after
+ * one look, so that they cost a tick nothing), and the peers' tombstones and owed acks are looked
+ * after. For one RPC ({@link #check}, Linux Homa's homa_timer_check_rpc) the decisions are, in
+ * order: a receiver starving a message sends a keep-alive; a silent RPC times out; a finished
+ * response asks for its ACK (NEED_ACK); anything else asks for what it misses (RESEND). Loss is
+ * detected per RPC (its own silence), but an RPC times out only when its peer as a whole has been
+ * silent too: a peer that answers other RPCs is alive and merely busy. Timer packets are rationed, per peer and tick
  * and to a share of the link, so that a thousand waiting RPCs do not flood an overloaded peer.
  */
 final class RpcTimer {
@@ -86,6 +87,7 @@ final class RpcTimer {
     /** One tick (the clock has just advanced). */
     void tick() {
         timerBytes = Math.min(timerBytes + timerBytesPerTick, timerBytesMax);
+        rpcs.relinkUnparked();
         // Oldest first, so that when a peer's budget of timer packets runs out the oldest RPCs
         // were served (and every RPC gets its turn as the older ones hear back).
         Rpc rpc = rpcs.oldestLive();
@@ -114,7 +116,10 @@ final class RpcTimer {
     /** One tick of silence accounting for one RPC. */
     private void check(Rpc rpc) {
         if (rpc.state == Rpc.State.SERVER_PROCESSING) {
-            rpc.silentTicks = 0; // the application is working on it
+            // The application is working on it: nothing to do until it answers, so later ticks
+            // skip it (HomaEngine.respond unparks it, and its silence starts from 0 then too).
+            rpc.silentTicks = 0;
+            rpcs.park(rpc);
             return;
         }
         rpc.peer.budget(clock.tick(), RESENDS_PER_PEER_PER_TICK, NEED_ACKS_PER_PEER_PER_TICK, BUSY_PER_PEER_PER_TICK);
