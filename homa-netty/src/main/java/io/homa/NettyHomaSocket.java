@@ -183,8 +183,9 @@ final class NettyHomaSocket implements HomaSocket {
         if (request == null) {
             throw new HomaBadArgumentException("request must not be null (use new byte[0] for an empty one)");
         }
-        long deadlineAt = check(server, request.length, deadline);
-        return submit(new ClientCall<>(server, ByteBuffer.wrap(request), null, deadline, deadlineAt,
+        InetSocketAddress to = Addresses.normalise(server);
+        long deadlineAt = check(to, request.length, deadline);
+        return submit(new ClientCall<>(to, ByteBuffer.wrap(request), null, deadline, deadlineAt,
                 ReceivedMessage::toByteArray));
     }
 
@@ -199,9 +200,10 @@ final class NettyHomaSocket implements HomaSocket {
             throw new HomaBadArgumentException("request must not be null (use Unpooled.EMPTY_BUFFER for an empty one)");
         }
         try {
-            long deadlineAt = check(server, request.readableBytes(), deadline);
+            InetSocketAddress to = Addresses.normalise(server);
+            long deadlineAt = check(to, request.readableBytes(), deadline);
             Function<ReceivedMessage, ByteBuf> decode = m -> Unpooled.wrappedBuffer(m.buffers());
-            return submit(new ClientCall<>(server, EngineLoop.viewOf(request), request, deadline, deadlineAt, decode));
+            return submit(new ClientCall<>(to, EngineLoop.viewOf(request), request, deadline, deadlineAt, decode));
         } catch (RuntimeException e) {
             ReferenceCountUtil.safeRelease(request);
             throw e;
@@ -218,6 +220,10 @@ final class NettyHomaSocket implements HomaSocket {
         }
         if (server.getPort() == 0) {
             throw new HomaBadArgumentException("server address " + server + " has port 0");
+        }
+        String unreachable = Addresses.unreachable(localAddress, server);
+        if (unreachable != null) {
+            throw new HomaBadArgumentException("cannot call " + server + ": " + unreachable);
         }
         if (deadline == null || deadline.isZero() || deadline.isNegative()) {
             throw new HomaBadArgumentException("deadline must be a positive duration, was " + deadline);

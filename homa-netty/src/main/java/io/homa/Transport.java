@@ -1,5 +1,6 @@
 package io.homa;
 
+import io.homa.core.wire.WireFormat;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -78,7 +79,11 @@ final class Transport {
         this.epoll = config.nativeTransport() && epollAvailable();
         this.gso = epoll && config.gso() && EpollDatagramChannel.isSegmentedDatagramPacketSupported();
         this.gro = epoll && config.gro();
-        int datagram = config.engineConfig().maxDatagram();
+        // A socket bound to an IPv6 address sizes its own datagrams for the 48-byte IPv6/UDP
+        // header, but a dual-stack one also hears IPv4 peers, whose datagrams at the same MTU are
+        // 20 bytes longer: a slot holds those too.
+        int datagram = Math.max(config.engineConfig().maxDatagram(),
+                Math.min(MAX_UDP_PAYLOAD, config.mtu() - WireFormat.IPV4_UDP_OVERHEAD));
         this.receiveSlot = gro ? MAX_UDP_PAYLOAD : datagram;
         // Netty splits a GRO read into its segments only on its single-datagram (recvmsg) path,
         // so GRO and recvmmsg batching exclude each other.
