@@ -11,16 +11,21 @@ import io.netty.channel.FixedRecvByteBufAllocator;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.SelectStrategyFactory;
+import io.netty.channel.ServerChannel;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollChannelOption;
 import io.netty.channel.epoll.EpollDatagramChannel;
 import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.DatagramChannel;
 import io.netty.channel.socket.SocketProtocolFamily;
 import io.netty.channel.socket.nio.NioChannelOption;
 import io.netty.channel.socket.nio.NioDatagramChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -198,6 +203,16 @@ final class Transport {
         } else {
             b.option(NioChannelOption.of(StandardSocketOptions.SO_REUSEPORT), true);
         }
+    }
+
+    /** A TCP listening channel of this transport (TCP fallback). */
+    ServerChannel newServerSocketChannel() {
+        return epoll ? new EpollServerSocketChannel() : new NioServerSocketChannel();
+    }
+
+    /** A TCP connection channel of this transport (TCP fallback). */
+    Channel newSocketChannel() {
+        return epoll ? new EpollSocketChannel() : new NioSocketChannel();
     }
 
     /** The bound local address of a channel. */
