@@ -8,11 +8,10 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
+import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
-import io.netty.util.ReferenceCountUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -163,7 +162,7 @@ final class TcpClient {
     }
 
     /** One connection to a peer and the calls waiting for an answer on it. */
-    private final class Connection extends ChannelInboundHandlerAdapter {
+    private final class Connection extends SimpleChannelInboundHandler<ByteBuf> {
         final Map<Long, CompletableFuture<TcpFrames.Reply>> pending = new ConcurrentHashMap<>();
         final ChannelFuture connected;
         volatile long lastUsed = System.nanoTime();
@@ -219,29 +218,22 @@ final class TcpClient {
             }
         }
 
+        /** One whole frame (released after this returns). */
         @Override
-        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            if (!(msg instanceof ByteBuf frame)) {
-                ReferenceCountUtil.release(msg);
+        protected void channelRead0(ChannelHandlerContext ctx, ByteBuf frame) {
+            if (frame.readableBytes() < TcpFrames.RESPONSE_HEADER) {
+                log.debug("malformed TCP response from {}; connection closed", peer);
+                ctx.close();
                 return;
             }
-            try {
-                if (frame.readableBytes() < TcpFrames.RESPONSE_HEADER) {
-                    log.debug("malformed TCP response from {}; connection closed", peer);
-                    ctx.close();
-                    return;
-                }
-                byte status = frame.readByte();
-                long callId = frame.readLong();
-                byte[] body = new byte[frame.readableBytes()];
-                frame.readBytes(body);
-                lastUsed = System.nanoTime();
-                CompletableFuture<TcpFrames.Reply> f = pending.remove(callId);
-                if (f != null) {
-                    f.complete(new TcpFrames.Reply(status, body));
-                }
-            } finally {
-                frame.release();
+            byte status = frame.readByte();
+            long callId = frame.readLong();
+            byte[] body = new byte[frame.readableBytes()];
+            frame.readBytes(body);
+            lastUsed = System.nanoTime();
+            CompletableFuture<TcpFrames.Reply> f = pending.remove(callId);
+            if (f != null) {
+                f.complete(new TcpFrames.Reply(status, body));
             }
         }
 

@@ -8,12 +8,11 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
+import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.handler.codec.DecoderException;
-import io.netty.util.ReferenceCountUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -82,7 +81,7 @@ final class TcpServer {
     }
 
     /** One accepted connection: decodes requests and is the reply path of each. */
-    private final class Connection extends ChannelInboundHandlerAdapter implements ServerRequest.Path {
+    private final class Connection extends SimpleChannelInboundHandler<ByteBuf> implements ServerRequest.Path {
         private Channel channel;
         private InetSocketAddress peer;
 
@@ -93,42 +92,35 @@ final class TcpServer {
             ctx.fireChannelActive();
         }
 
+        /** One whole frame (released after this returns). */
         @Override
-        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            if (!(msg instanceof ByteBuf frame)) {
-                ReferenceCountUtil.release(msg);
+        protected void channelRead0(ChannelHandlerContext ctx, ByteBuf frame) {
+            if (frame.readableBytes() < TcpFrames.REQUEST_HEADER || frame.readByte() != TcpFrames.REQUEST) {
+                badInput("a malformed request frame");
                 return;
             }
-            try {
-                if (frame.readableBytes() < TcpFrames.REQUEST_HEADER || frame.readByte() != TcpFrames.REQUEST) {
-                    badInput("a malformed request frame");
-                    return;
-                }
-                long callId = frame.readLong();
-                long homaRpcId = frame.readLong();
-                int udpPort = frame.readUnsignedShort();
-                long age = frame.readLong();
-                byte[] request = new byte[frame.readableBytes()];
-                frame.readBytes(request);
-                // The client as Homa knows it: its IP and its Homa socket's UDP port, whichever path.
-                InetSocketAddress homaPeer = new InetSocketAddress(peer.getAddress(), udpPort);
-                if (homaRpcId == 0) {
-                    serve(callId, homaPeer, request);
-                } else if (age < 0 || age > oldestRetryNanos) {
-                    answer(TcpFrames.error(channel.alloc(), TcpFrames.REFUSED, callId, "the Homa RPC is "
-                            + TimeUnit.NANOSECONDS.toMillis(age) + " ms old: too old to rule out that it ran"));
-                } else {
-                    socket.claimForTcp(homaPeer, homaRpcId).whenComplete((claimed, e) -> channel.eventLoop().execute(() -> {
-                        if (Boolean.TRUE.equals(claimed)) {
-                            serve(callId, homaPeer, request);
-                        } else {
-                            answer(TcpFrames.error(channel.alloc(), TcpFrames.REFUSED, callId,
-                                    "the server received this request over Homa already"));
-                        }
-                    }));
-                }
-            } finally {
-                frame.release();
+            long callId = frame.readLong();
+            long homaRpcId = frame.readLong();
+            int udpPort = frame.readUnsignedShort();
+            long age = frame.readLong();
+            byte[] request = new byte[frame.readableBytes()];
+            frame.readBytes(request);
+            // The client as Homa knows it: its IP and its Homa socket's UDP port, whichever path.
+            InetSocketAddress homaPeer = new InetSocketAddress(peer.getAddress(), udpPort);
+            if (homaRpcId == 0) {
+                serve(callId, homaPeer, request);
+            } else if (age < 0 || age > oldestRetryNanos) {
+                answer(TcpFrames.error(channel.alloc(), TcpFrames.REFUSED, callId, "the Homa RPC is "
+                        + TimeUnit.NANOSECONDS.toMillis(age) + " ms old: too old to rule out that it ran"));
+            } else {
+                socket.claimForTcp(homaPeer, homaRpcId).whenComplete((claimed, e) -> channel.eventLoop().execute(() -> {
+                    if (Boolean.TRUE.equals(claimed)) {
+                        serve(callId, homaPeer, request);
+                    } else {
+                        answer(TcpFrames.error(channel.alloc(), TcpFrames.REFUSED, callId,
+                                "the server received this request over Homa already"));
+                    }
+                }));
             }
         }
 
