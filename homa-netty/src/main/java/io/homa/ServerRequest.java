@@ -11,7 +11,8 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A request handed to the user's handler, received over Homa or over TCP (its {@link Path}). Its state moves once from OPEN to REPLIED (the user
+ * A request handed to the user's handler, received over Homa or over TCP (its {@link Path}).
+ * Its state moves once from OPEN to REPLIED (the user
  * answered) or to DROPPED (the handler threw, the request timed out, or the socket closed); the
  * compare-and-set makes {@link #reply} safe from any thread and at most once.
  */
@@ -32,7 +33,7 @@ final class ServerRequest implements HomaRequest {
         boolean isClosed();
     }
 
-    private final Path loop;
+    private final Path path;
     /** The RPC's client id, as in the engine's REQUEST event. */
     final long rpcId;
     private final InetSocketAddress peer;
@@ -42,8 +43,8 @@ final class ServerRequest implements HomaRequest {
     /** Drops the request at the request timeout; event loop only. */
     ScheduledFuture<?> expiry;
 
-    ServerRequest(Path loop, long rpcId, InetSocketAddress peer, ReceivedMessage message, int maxLength) {
-        this.loop = loop;
+    ServerRequest(Path path, long rpcId, InetSocketAddress peer, ReceivedMessage message, int maxLength) {
+        this.path = path;
         this.rpcId = rpcId;
         this.peer = peer;
         this.message = message;
@@ -77,7 +78,7 @@ final class ServerRequest implements HomaRequest {
         }
         checkLength(response.length);
         if (claim()) {
-            loop.reply(this, ByteBuffer.wrap(response), null);
+            path.reply(this, ByteBuffer.wrap(response), null);
         }
     }
 
@@ -91,7 +92,7 @@ final class ServerRequest implements HomaRequest {
             checkLength(response.readableBytes());
             if (claim()) {
                 sent = true;
-                loop.reply(this, EngineLoop.viewOf(response), response);
+                path.reply(this, EngineLoop.viewOf(response), response);
             }
         } finally {
             if (!sent) {
@@ -120,7 +121,7 @@ final class ServerRequest implements HomaRequest {
 
     /** Drops the request through its path (handler failed, or it waited past its timeout). */
     void drop(String why) {
-        loop.dropRequest(this, why);
+        path.dropRequest(this, why);
     }
 
     /** OPEN to DROPPED: true if this call dropped it. */
@@ -130,7 +131,7 @@ final class ServerRequest implements HomaRequest {
 
     @Override
     public boolean isOpen() {
-        return state.get() == OPEN && !loop.isClosed();
+        return state.get() == OPEN && !path.isClosed();
     }
 
     @Override
