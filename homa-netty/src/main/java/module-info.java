@@ -8,6 +8,8 @@ module io.homa {
     // ByteBuf is part of the API (zero-copy calls and payloads).
     requires transitive io.netty.buffer;
     requires io.netty.common;
+    // LengthFieldBasedFrameDecoder, for the TCP fallback's frames.
+    requires io.netty.codec;
     requires io.netty.transport;
     requires io.netty.transport.classes.epoll;
     requires io.netty.transport.unix.common;

@@ -2,12 +2,14 @@ package io.homa;
 
 import io.homa.core.ReceivedMessage;
 import io.netty.buffer.ByteBuf;
+import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 
 /**
@@ -32,6 +34,13 @@ final class ClientCall<T> {
     long rpcId;
     /** The deadline timer on the event loop, or null. */
     ScheduledFuture<?> timer;
+    /** TCP fallback: when the engine took the call ({@link System#nanoTime()}); event loop only. */
+    long launchedAt;
+    /** TCP fallback: the timer that retries the call over TCP if its server stays silent, or null. */
+    ScheduledFuture<?> probe;
+    /** TCP fallback: the server refused the TCP retry, having received the request over Homa. */
+    boolean fallbackRefused;
+    private final AtomicBoolean ownerReleased = new AtomicBoolean();
 
     ClientCall(InetSocketAddress server, ByteBuffer payload, ByteBuf owner, Duration deadline,
                long deadlineNanos, Function<ReceivedMessage, T> decode) {
@@ -57,6 +66,21 @@ final class ClientCall<T> {
         if (timer != null) {
             timer.cancel(false);
             timer = null;
+        }
+        if (probe != null) {
+            probe.cancel(false);
+            probe = null;
+        }
+    }
+
+    /**
+     * Releases {@link #owner} unless that happened already (any thread): for a call no engine
+     * took, whose buffer is therefore still the socket's (once an engine took it, the engine's
+     * release listener frees it instead).
+     */
+    void releaseOwner() {
+        if (owner != null && ownerReleased.compareAndSet(false, true)) {
+            ReferenceCountUtil.safeRelease(owner);
         }
     }
 

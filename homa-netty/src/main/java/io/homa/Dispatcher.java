@@ -87,6 +87,32 @@ final class Dispatcher {
         return queuedHighWater.get();
     }
 
+    /**
+     * Runs {@code handler} for an admitted request on the user-code executor (the task frees the
+     * request's place in the queue first). A request that was dropped, or whose timeout
+     * ({@code expiresAt}, a {@link System#nanoTime()} value) passed while it waited, is dropped
+     * without running the handler and {@code skipped} runs instead; a handler that throws drops
+     * its request. The same for requests received over Homa and over TCP.
+     */
+    void runHandler(HomaHandler handler, ServerRequest r, long expiresAt, Runnable skipped) {
+        execute(() -> {
+            requestStarted();
+            if (!r.isOpen() || System.nanoTime() - expiresAt >= 0) {
+                // Dropped (timed out, socket closed) while it waited: its caller has been or will
+                // be told so; running the handler now could only do work nobody waits for.
+                r.drop("its request timeout passed before a handler thread was free");
+                skipped.run();
+                return;
+            }
+            try {
+                handler.handle(r);
+            } catch (Throwable t) {
+                log.warn("Homa handler failed on {}; the request is dropped and its caller will fail", r, t);
+                r.drop("the handler threw " + t);
+            }
+        });
+    }
+
     /** Runs {@code task} on the user-code executor (or here, if that executor refuses it). */
     void execute(Runnable task) {
         try {

@@ -12,6 +12,7 @@ import io.homa.core.wire.DropReason;
 import io.homa.core.wire.PacketDecoder;
 import io.homa.core.wire.WireFormat;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -29,6 +30,7 @@ import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -48,7 +50,7 @@ import java.util.concurrent.TimeUnit;
  * kept here until the engine says it stopped reading it, then released; {@link #closeOnLoop}
  * releases the rest.
  */
-final class EngineLoop {
+final class EngineLoop implements ServerRequest.Path {
     private static final Logger log = LoggerFactory.getLogger(EngineLoop.class);
 
     final EventLoop loop;
@@ -66,6 +68,14 @@ final class EngineLoop {
     private final CallWindows windows;
     private DatagramWriter writer;
     private EngineLoop[] siblings = {this};
+    /**
+     * TCP fallback (null when off): for each peer with Homa calls of ours in flight, {calls, when
+     * a datagram from it last came}. A call is retried over TCP only if its peer stayed silent.
+     */
+    private final Map<InetSocketAddress, long[]> heard;
+    /** TCP fallback (null when off): requests received over Homa, remembered against TCP retries. */
+    private final DroppedRequests delivered;
+    private final long probeNanos;
 
     private ScheduledFuture<?> timer;
     private long timerDeadline = Long.MAX_VALUE;
@@ -86,6 +96,10 @@ final class EngineLoop {
         engine.setPayloadReleaseListener(this::payloadReleased);
         this.commands = new CommandQueue(loop, this::runCommands);
         this.windows = new CallWindows(socket.config().maxCallsPerServer());
+        boolean fallback = socket.config().tcpFallback();
+        this.heard = fallback ? new HashMap<>() : null;
+        this.delivered = fallback ? new DroppedRequests(TcpFrames.retryWindowNanos(socket.config())) : null;
+        this.probeNanos = socket.config().probeInterval().toNanos();
     }
 
     /**
@@ -108,7 +122,8 @@ final class EngineLoop {
         return new Inbound();
     }
 
-    boolean isClosed() {
+    @Override
+    public boolean isClosed() {
         return closed;
     }
 
@@ -137,13 +152,13 @@ final class EngineLoop {
         runOnLoop(() -> cancelled(c));
     }
 
-    /** Sends a reply (any thread); {@code owner} (nullable) is released when no longer read. */
-    void reply(ServerRequest r, ByteBuffer payload, ByteBuf owner) {
+    @Override
+    public void reply(ServerRequest r, ByteBuffer payload, ByteBuf owner) {
         runOnLoop(() -> respond(r, payload, owner));
     }
 
-    /** Drops a request whose handler failed (any thread). */
-    void dropRequest(ServerRequest r, String why) {
+    @Override
+    public void dropRequest(ServerRequest r, String why) {
         if (r.markDropped()) {
             runOnLoop(() -> dropOnLoop(r, why));
         }
@@ -212,7 +227,106 @@ final class EngineLoop {
         c.rpcId = id;
         calls.put(id, c);
         shell[Shell.CALLS_STARTED.ordinal()]++;
+        if (heard != null) {
+            watch(c);
+        }
         return true;
+    }
+
+    /** Takes a client call out of {@link #calls} (null if it is not there). */
+    private ClientCall<?> removeCall(long rpcId) {
+        ClientCall<?> c = calls.remove(rpcId);
+        if (c != null && heard != null) {
+            long[] w = heard.get(c.server);
+            if (w != null && --w[0] == 0) {
+                heard.remove(c.server);
+            }
+        }
+        return c;
+    }
+
+    // ------------------------------------------------------------------ TCP fallback
+
+    /** Arms the probe of a call just handed to the engine: silence from its peer until then means TCP. */
+    private void watch(ClientCall<?> c) {
+        long now = System.nanoTime();
+        c.launchedAt = now;
+        heard.computeIfAbsent(c.server, k -> new long[]{0, now - Long.MAX_VALUE / 4})[0]++;
+        c.probe = loop.schedule(() -> probeExpired(c), probeNanos, TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * A call's probe interval passed. If its peer sent nothing since the call started, Homa does
+     * not reach it: retry the call over TCP, naming its Homa RPC so that the server runs it only if
+     * it did not get it over Homa. The Homa RPC goes on until the TCP answer comes.
+     */
+    private void probeExpired(ClientCall<?> c) {
+        c.probe = null;
+        if (closed || calls.get(c.rpcId) != c) {
+            return;
+        }
+        long[] w = heard.get(c.server);
+        if (w != null && w[1] - c.launchedAt > 0) {
+            return; // the peer answers Homa: never TCP
+        }
+        shell[Shell.FALLBACKS.ordinal()]++;
+        log.debug("{}: no Homa packet from its server within {}; retrying over TCP", c, socket.config().probeInterval());
+        ByteBuf body = c.owner != null ? c.owner.retainedDuplicate() : Unpooled.wrappedBuffer(c.payload.duplicate());
+        socket.tcpClient().send(c.server, c.rpcId, System.nanoTime() - c.launchedAt, body)
+                .whenComplete((reply, error) -> runOnLoop(() -> retried(c, reply, error)));
+    }
+
+    /** The TCP retry of {@code c} ended: with the server's answer, or {@code error}. */
+    private void retried(ClientCall<?> c, TcpFrames.Reply reply, Throwable error) {
+        if (error != null) {
+            log.debug("{}: TCP retry failed ({}); the call goes on over Homa", c, error.toString());
+            socket.peers().offTcp(c.server);
+            return;
+        }
+        if (reply.status() == TcpFrames.REFUSED) {
+            // The request got there over Homa: the way back may still work (a slow start), so the
+            // peer goes on TCP only if this call then times out (see dispatch).
+            shell[Shell.FALLBACKS_REFUSED.ordinal()]++;
+            c.fallbackRefused = true;
+            log.debug("{}: TCP retry refused ({}); the call goes on over Homa", c, reply.reason());
+            return;
+        }
+        socket.peers().onTcp(c.server); // it answers TCP where Homa stayed silent
+        if (closed || calls.get(c.rpcId) != c) {
+            return; // finished meanwhile (its server ran it over TCP only: Homa's copy is dropped there)
+        }
+        removeCall(c.rpcId);
+        c.cancelTimer();
+        engine.abort(System.nanoTime(), c.rpcId); // releases the payload through the engine
+        HomaException failure = TcpClient.failure(c, reply);
+        if (failure == null) {
+            shell[Shell.CALLS_SUCCEEDED.ordinal()]++;
+            if (socket.forget(c)) {
+                dispatcher.execute(() -> TcpClient.complete(c, reply, null));
+            }
+        } else {
+            fail(c, failure);
+        }
+        releaseSlot(c.server);
+        drain();
+    }
+
+    /**
+     * Serving side: may the TCP retry of {@code client}'s Homa RPC {@code rpcId} run? Not if this
+     * loop received that request over Homa; if it may, a Homa copy arriving later is dropped.
+     */
+    CompletableFuture<Boolean> claimForTcp(InetSocketAddress client, long rpcId) {
+        CompletableFuture<Boolean> claimed = new CompletableFuture<>();
+        runOnLoop(() -> {
+            long now = System.nanoTime();
+            if (closed || delivered == null || delivered.contains(now, client, rpcId)) {
+                claimed.complete(false);
+            } else {
+                dropped.add(now, client, rpcId);
+                claimed.complete(true);
+            }
+        });
+        return claimed;
     }
 
     /** A call to {@code server} left the engine: let the next waiting one in. */
@@ -232,10 +346,10 @@ final class EngineLoop {
         c.cancelTimer();
         shell[Shell.CALLS_CANCELLED.ordinal()]++;
         if (windows.removeWaiting(c)) {
-            ReferenceCountUtil.safeRelease(c.owner); // never reached the engine
+            c.releaseOwner(); // never reached the engine
             return;
         }
-        if (c.rpcId != 0 && calls.remove(c.rpcId) == c) {
+        if (c.rpcId != 0 && removeCall(c.rpcId) == c) {
             engine.abort(System.nanoTime(), c.rpcId); // releases the payload through the engine
             releaseSlot(c.server);
             drain();
@@ -254,7 +368,7 @@ final class EngineLoop {
                     + " slots per server all along)"));
             return;
         }
-        if (calls.remove(c.rpcId) != c) {
+        if (removeCall(c.rpcId) != c) {
             return;
         }
         engine.abort(System.nanoTime(), c.rpcId);
@@ -369,6 +483,12 @@ final class EngineLoop {
             return;
         }
         readPending = true;
+        if (heard != null && !heard.isEmpty()) {
+            long[] w = heard.get(from);
+            if (w != null) {
+                w[1] = System.nanoTime();
+            }
+        }
         if (OverloadNotice.is(bytes)) {
             overloaded(from, OverloadNotice.clientRpcId(bytes));
             return;
@@ -478,7 +598,7 @@ final class EngineLoop {
     private void dispatch(EngineEvent e) {
         switch (e.kind()) {
             case RESPONSE -> {
-                ClientCall<?> c = calls.remove(e.rpcId());
+                ClientCall<?> c = removeCall(e.rpcId());
                 if (c != null) {
                     c.cancelTimer();
                     shell[Shell.CALLS_SUCCEEDED.ordinal()]++;
@@ -489,9 +609,12 @@ final class EngineLoop {
                 }
             }
             case FAILED -> {
-                ClientCall<?> c = calls.remove(e.rpcId());
+                ClientCall<?> c = removeCall(e.rpcId());
                 if (c != null) {
                     c.cancelTimer();
+                    if (c.fallbackRefused && e.error() == RpcError.TIMEOUT) {
+                        socket.peers().onTcp(c.server); // its requests arrive, its answers do not
+                    }
                     fail(c, toException(c, e.error()));
                     releaseSlot(c.server);
                 }
@@ -502,6 +625,9 @@ final class EngineLoop {
 
     private void onRequest(EngineEvent e) {
         long now = System.nanoTime();
+        if (delivered != null) {
+            delivered.add(now, e.peer(), e.rpcId());
+        }
         ServerRequest r = new ServerRequest(this, e.rpcId(), e.peer(), e.message(), engineConfig.maxMessageLength);
         HomaHandler handler = socket.handler();
         if (handler == null || dropped.contains(now, e.peer(), e.rpcId())) {
@@ -515,23 +641,8 @@ final class EngineLoop {
         }
         shell[Shell.REQUESTS_HANDLED.ordinal()]++;
         r.expiry = loop.schedule(() -> requestTimedOut(r), requestTimeoutNanos, TimeUnit.NANOSECONDS);
-        long expiresAt = now + requestTimeoutNanos;
-        dispatcher.execute(() -> {
-            dispatcher.requestStarted();
-            if (!r.isOpen() || System.nanoTime() - expiresAt >= 0) {
-                // Dropped (timed out, socket closed) while it waited: its caller has been or will
-                // be told so; running the handler now could only do work nobody waits for.
-                dropRequest(r, "its request timeout passed before a handler thread was free");
-                runOnLoop(() -> shell[Shell.REQUESTS_SKIPPED.ordinal()]++);
-                return;
-            }
-            try {
-                handler.handle(r);
-            } catch (Throwable t) {
-                log.warn("Homa handler failed on {}; the request is dropped and its caller will fail", r, t);
-                dropRequest(r, "the handler threw " + t);
-            }
-        });
+        dispatcher.runHandler(handler, r, now + requestTimeoutNanos,
+                () -> runOnLoop(() -> shell[Shell.REQUESTS_SKIPPED.ordinal()]++));
     }
 
     /**
@@ -554,7 +665,7 @@ final class EngineLoop {
             shell[Shell.DATAGRAMS_DROPPED.ordinal()]++; // finished already, or not from its server
             return;
         }
-        calls.remove(rpcId);
+        removeCall(rpcId);
         c.cancelTimer();
         engine.abort(System.nanoTime(), rpcId);
         shell[Shell.CALLS_OVERLOADED.ordinal()]++;
@@ -565,8 +676,10 @@ final class EngineLoop {
 
     private static HomaException toException(ClientCall<?> c, RpcError error) {
         return switch (error) {
-            case TIMEOUT -> new HomaTimeoutException(c + ": the server was silent for too long (it is gone,"
-                    + " unreachable or overloaded)");
+            case TIMEOUT -> new HomaTimeoutException(c + (c.fallbackRefused
+                    ? ": no Homa answer came back, though the server received the request over Homa (it said so"
+                    + " over TCP, and did not run it again there: it may have run once)"
+                    : ": the server was silent for too long (it is gone, unreachable or overloaded)"));
             case PEER_UNKNOWN_RPC -> new HomaUnknownRpcException(c + ": the server does not know this RPC, even"
                     + " after sending it again (it restarted, or its handler failed or never replied)");
         };
@@ -581,7 +694,7 @@ final class EngineLoop {
 
     /** Fails a call the engine never took: its buffer is still ours to release. */
     private void refuse(ClientCall<?> c, HomaException ex) {
-        ReferenceCountUtil.safeRelease(c.owner);
+        c.releaseOwner();
         fail(c, ex);
     }
 

@@ -26,7 +26,7 @@ import java.util.concurrent.Executor;
  *       code runs (a separate executor by default; on the event loop with
  *       {@link Builder#inlineExecution(boolean)}).</li>
  *   <li><b>The I/O shell</b>: event loops, priority sockets and their TOS, receive batching, GSO,
- *       GRO, busy polling and socket buffers.</li>
+ *       GRO, busy polling and socket buffers; and the TCP fallback ({@link Builder#tcpFallback}).</li>
  * </ul>
  * Fault injection for tests is not part of this API: see package {@code io.homa.testing}.
  */
@@ -57,6 +57,18 @@ public final class HomaConfig {
     public static final int DEFAULT_MAX_RESTARTS = 100;
     /** The grant budget used with a large MTU (loopback) unless one is chosen: 2,400,000 bytes. */
     public static final int LARGE_MTU_MAX_INCOMING = 2_400_000;
+    /**
+     * With {@link Builder#tcpFallback(boolean)}: how long a call waits for any Homa packet from its
+     * server before it is retried over TCP, by default: 250 ms. A live server answers within a few
+     * ticks (a response, a GRANT, or a BUSY to the client's RESEND), even when its handler is slow.
+     */
+    public static final Duration DEFAULT_PROBE_INTERVAL = Duration.ofMillis(250);
+    /** How long a peer that had to be reached over TCP stays on TCP before Homa is probed again: 30 s. */
+    public static final Duration DEFAULT_FALLBACK_PERIOD = Duration.ofSeconds(30);
+    /** TCP connections one socket keeps at most to one fallback peer, by default: 2. */
+    public static final int DEFAULT_TCP_CONNECTIONS_PER_PEER = 2;
+    /** How long an unused fallback TCP connection stays open, by default: 60 s. */
+    public static final Duration DEFAULT_TCP_IDLE_TIMEOUT = Duration.ofSeconds(60);
 
     /**
      * The MTU to use for a socket bound to {@code bind}: its interface's MTU (at most 65,535, the
@@ -108,6 +120,11 @@ public final class HomaConfig {
     private final long faultSeed;
     private final FaultModel dataFaults;
     private final FaultModel controlFaults;
+    private final boolean tcpFallback;
+    private final Duration probeInterval;
+    private final Duration fallbackPeriod;
+    private final int tcpConnectionsPerPeer;
+    private final Duration tcpIdleTimeout;
 
     private HomaConfig(Builder b, EngineConfig protocol) {
         this.bindAddress = b.bindAddress;
@@ -132,6 +149,11 @@ public final class HomaConfig {
         this.faultSeed = b.faultSeed;
         this.dataFaults = b.dataFaults;
         this.controlFaults = b.controlFaults;
+        this.tcpFallback = b.tcpFallback;
+        this.probeInterval = b.probeInterval;
+        this.fallbackPeriod = b.fallbackPeriod;
+        this.tcpConnectionsPerPeer = b.tcpConnectionsPerPeer;
+        this.tcpIdleTimeout = b.tcpIdleTimeout;
     }
 
     /**
@@ -175,6 +197,11 @@ public final class HomaConfig {
         b.faultSeed = faultSeed;
         b.dataFaults = dataFaults;
         b.controlFaults = controlFaults;
+        b.tcpFallback = tcpFallback;
+        b.probeInterval = probeInterval;
+        b.fallbackPeriod = fallbackPeriod;
+        b.tcpConnectionsPerPeer = tcpConnectionsPerPeer;
+        b.tcpIdleTimeout = tcpIdleTimeout;
         return b;
     }
 
@@ -261,6 +288,24 @@ public final class HomaConfig {
     /** SO_SNDBUF of each socket, bytes (default 4 MiB; the kernel caps it at net.core.wmem_max). */
     public int sendBufferBytes() { return sendBufferBytes; }
 
+    /**
+     * Whether the socket also serves over TCP on its port number and retries over TCP the calls
+     * to a peer that Homa cannot reach (see {@link Builder#tcpFallback(boolean)}; default false).
+     */
+    public boolean tcpFallback() { return tcpFallback; }
+
+    /** How long a call waits for any Homa packet from its server before its TCP retry (with {@link #tcpFallback()}). */
+    public Duration probeInterval() { return probeInterval; }
+
+    /** How long a peer reached over TCP stays on TCP before Homa is tried again (with {@link #tcpFallback()}). */
+    public Duration fallbackPeriod() { return fallbackPeriod; }
+
+    /** Most TCP connections to one fallback peer (with {@link #tcpFallback()}). */
+    public int tcpConnectionsPerPeer() { return tcpConnectionsPerPeer; }
+
+    /** How long an unused fallback TCP connection stays open (with {@link #tcpFallback()}). */
+    public Duration tcpIdleTimeout() { return tcpIdleTimeout; }
+
     /** Whether the fault injector of {@code io.homa.testing} is on. */
     boolean faultInjection() { return !dataFaults.isNone() || !controlFaults.isNone(); }
 
@@ -280,6 +325,8 @@ public final class HomaConfig {
                 + ", maxCallsPerServer=" + maxCallsPerServer + ", inline=" + inlineExecution + ", prioritySockets=" + prioritySockets
                 + ", tos=" + Arrays.toString(tosByLevel) + ", receiveBatch=" + receiveBatch
                 + ", gso=" + gso + ", gro=" + gro + ", busyPoll=" + busyPoll + ", native=" + nativeTransport
+                + (tcpFallback ? ", tcpFallback(probe=" + probeInterval + ", period=" + fallbackPeriod
+                        + ", connections=" + tcpConnectionsPerPeer + ", idle=" + tcpIdleTimeout + ")" : "")
                 + (faultInjection() ? ", faults(seed=" + faultSeed + ", data=" + dataFaults
                         + ", control=" + controlFaults + ")" : "") + "}";
     }
@@ -309,6 +356,11 @@ public final class HomaConfig {
         private long faultSeed;
         private FaultModel dataFaults = FaultModel.NONE;
         private FaultModel controlFaults = FaultModel.NONE;
+        private boolean tcpFallback;
+        private Duration probeInterval = DEFAULT_PROBE_INTERVAL;
+        private Duration fallbackPeriod = DEFAULT_FALLBACK_PERIOD;
+        private int tcpConnectionsPerPeer = DEFAULT_TCP_CONNECTIONS_PER_PEER;
+        private Duration tcpIdleTimeout = DEFAULT_TCP_IDLE_TIMEOUT;
 
         /** Whether the MTU was set explicitly (or comes from a built config). */
         private boolean mtuChosen;
@@ -517,6 +569,31 @@ public final class HomaConfig {
         /** SO_SNDBUF per socket (default 4 MiB). */
         public Builder sendBufferBytes(int v) { this.sendBufferBytes = v; return this; }
 
+        /**
+         * Reachability over TCP where Homa's UDP is blocked (docs/deployment.md). When true, the
+         * socket also listens for TCP on its own port number and serves those connections with
+         * the same handler and the same limits; and a call whose server sends no Homa packet at
+         * all within {@link #probeInterval} is retried over TCP, after which that peer is called
+         * over TCP for {@link #fallbackPeriod}, then probed over Homa again. A request runs at
+         * most once: the retry names the Homa RPC, and a server that received it over Homa
+         * refuses the retry (the call then goes on, and ends, over Homa). Default false: the
+         * fallback opens a TCP port on every socket and hides a network that blocks Homa, which
+         * an operator should rather see and fix; turn it on where the path is not yours.
+         */
+        public Builder tcpFallback(boolean v) { this.tcpFallback = v; return this; }
+
+        /** See {@link HomaConfig#DEFAULT_PROBE_INTERVAL}; 1 ms to 10 s. */
+        public Builder probeInterval(Duration v) { this.probeInterval = v; return this; }
+
+        /** See {@link HomaConfig#DEFAULT_FALLBACK_PERIOD}; positive, at most a day. */
+        public Builder fallbackPeriod(Duration v) { this.fallbackPeriod = v; return this; }
+
+        /** See {@link HomaConfig#DEFAULT_TCP_CONNECTIONS_PER_PEER}; 1 to 64. */
+        public Builder tcpConnectionsPerPeer(int v) { this.tcpConnectionsPerPeer = v; return this; }
+
+        /** See {@link HomaConfig#DEFAULT_TCP_IDLE_TIMEOUT}; positive, at most a day. */
+        public Builder tcpIdleTimeout(Duration v) { this.tcpIdleTimeout = v; return this; }
+
         /** Set by {@code io.homa.testing.FaultInjection}; see there. */
         private Builder faultInjection(long seed, FaultModel data, FaultModel control) {
             this.faultSeed = seed;
@@ -553,6 +630,17 @@ public final class HomaConfig {
             check(receiveBatch >= 1 && receiveBatch <= 1024, "receiveBatch must be 1..1024, was " + receiveBatch);
             check(receiveBufferBytes >= 1024, "receiveBufferBytes must be >= 1024, was " + receiveBufferBytes);
             check(sendBufferBytes >= 1024, "sendBufferBytes must be >= 1024, was " + sendBufferBytes);
+            requirePositive(probeInterval, "probeInterval");
+            check(probeInterval.compareTo(Duration.ofMillis(1)) >= 0 && probeInterval.compareTo(Duration.ofSeconds(10)) <= 0,
+                    "probeInterval must be 1 ms to 10 s, was " + probeInterval);
+            requirePositive(fallbackPeriod, "fallbackPeriod");
+            requirePositive(tcpIdleTimeout, "tcpIdleTimeout");
+            check(fallbackPeriod.compareTo(Duration.ofDays(1)) <= 0, "fallbackPeriod must be at most a day, was "
+                    + fallbackPeriod);
+            check(tcpIdleTimeout.compareTo(Duration.ofDays(1)) <= 0, "tcpIdleTimeout must be at most a day, was "
+                    + tcpIdleTimeout);
+            check(tcpConnectionsPerPeer >= 1 && tcpConnectionsPerPeer <= 64,
+                    "tcpConnectionsPerPeer must be 1..64, was " + tcpConnectionsPerPeer);
             EngineConfig engine;
             try {
                 if (!mtuChosen) {

@@ -73,6 +73,29 @@ public final class HomaMetrics {
          * not from its server, and datagrams whose processing failed (see the log).
          */
         DATAGRAMS_DROPPED,
+        /**
+         * TCP fallback ({@link HomaConfig#tcpFallback()}): calls sent over TCP, fallbacks and
+         * direct ones. They count in the CALLS_ counters above as well (except CALLS_STARTED, which
+         * counts Homa RPCs), so the Homa share is the difference.
+         */
+        TCP_CALLS,
+        /** TCP fallback: Homa calls retried over TCP because their server sent no Homa packet within the probe interval. */
+        FALLBACKS,
+        /** TCP fallback: retries the server refused because it had received the request over Homa (the call went on over Homa). */
+        FALLBACKS_REFUSED,
+        /** TCP fallback: calls sent over Homa to a peer whose time on TCP was over, to see whether Homa works again. */
+        PROBES,
+        /** TCP fallback, a gauge: peers this socket calls over TCP now. */
+        PEERS_ON_TCP,
+        /** TCP fallback: TCP connections opened to peers. */
+        TCP_CONNECTIONS_OPENED,
+        /**
+         * TCP fallback, serving side: requests received over TCP and handed to the handler (they
+         * count in REQUESTS_HANDLED, REQUESTS_REPLIED, REQUESTS_DROPPED and REQUESTS_OVERLOADED as well).
+         */
+        TCP_REQUESTS,
+        /** TCP fallback, serving side: TCP connections closed for bad input (a malformed or too long frame). */
+        TCP_BAD_FRAMES,
         /** Fault injection: datagrams dropped on purpose. */
         FAULTS_DROPPED,
         /** Fault injection: datagrams sent twice on purpose. */

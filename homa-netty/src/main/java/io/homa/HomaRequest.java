@@ -14,7 +14,10 @@ import java.net.InetSocketAddress;
  * valid as long as it is reachable, whether or not it has been answered.
  */
 public interface HomaRequest {
-    /** The client's address (where the response goes). */
+    /**
+     * The client's address (where the response goes): its Homa socket's address, also for a
+     * request that came over the TCP fallback (the connection's IP and the client's UDP port).
+     */
     InetSocketAddress peer();
 
     /** The request's length in bytes. */

@@ -32,6 +32,11 @@ import java.util.concurrent.CompletableFuture;
  * <p><b>Failures.</b> A failed call completes its future exceptionally with a
  * {@link HomaException} subclass; arguments that can never work make the method throw one at once.
  *
+ * <p><b>Addresses.</b> The bind address's family decides which peers a socket reaches: IPv4, IPv6,
+ * or both for the IPv6 wildcard {@code [::]}; IPv4-mapped IPv6 addresses are treated as the IPv4
+ * address. With {@link HomaConfig#tcpFallback()} a socket also serves TCP on its port number and
+ * calls over TCP the peers that Homa cannot reach (docs/deployment.md).
+ *
  * <p><b>Closing.</b> {@link #close()} fails every pending call with {@link HomaClosedException},
  * releases every buffer it holds, stops its threads and waits (a few seconds at most) for them to
  * end. It is idempotent.
@@ -81,8 +86,8 @@ public interface HomaSocket extends AutoCloseable {
      * server learns of it when it next asks. Completing the future yourself does not abort it.
      *
      * @param deadline how long the call may take, from now
-     * @throws HomaBadArgumentException if an argument is null, the deadline is not positive, or
-     *         the address is unresolved
+     * @throws HomaBadArgumentException if an argument is null, the deadline is not positive, the
+     *         address is unresolved, or of a family the socket's bind address cannot reach
      * @throws HomaMessageTooLargeException if the request is longer than
      *         {@link HomaConfig#maxMessageLength()}
      */

@@ -13,6 +13,7 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.ScheduledFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,6 +32,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.Function;
 
 /**
@@ -68,6 +70,11 @@ final class NettyHomaSocket implements HomaSocket {
     private InetSocketAddress localAddress;
     /** The channels of each loop, by priority level (levels may share one). */
     private Channel[][] channels = new Channel[0][];
+    /** TCP fallback (null when off): counters of its threads, by {@link HomaMetrics.Shell} ordinal. */
+    private final AtomicLongArray tcpCounters = new AtomicLongArray(HomaMetrics.Shell.values().length);
+    private final PeerPaths peers;
+    private final TcpServer tcpServer;
+    private TcpClient tcpClient;
 
     private NettyHomaSocket(HomaConfig config) {
         this.config = config;
@@ -76,6 +83,8 @@ final class NettyHomaSocket implements HomaSocket {
         this.loops = new EngineLoop[config.eventLoops()];
         this.group = transport.newGroup(loops.length, serial, loopThreads);
         this.dispatcher = Dispatcher.create(config, serial);
+        this.peers = config.tcpFallback() ? new PeerPaths(config, tcpCounters) : null;
+        this.tcpServer = config.tcpFallback() ? new TcpServer(this, dispatcher, tcpCounters) : null;
     }
 
     static NettyHomaSocket open(HomaConfig config) {
@@ -111,7 +120,8 @@ final class NettyHomaSocket implements HomaSocket {
                 int tos = config.prioritySockets() ? config.tos(level) : -1;
                 Channel ch = byTos.get(tos);
                 if (ch == null) {
-                    ch = transport.bind(loops[i].loop, config.bindAddress(), port, shared, tos, loops[i].newInbound());
+                    ch = port == 0 ? bindFirst(loops[i], shared, tos)
+                            : transport.bind(loops[i].loop, config.bindAddress(), port, shared, tos, loops[i].newInbound());
                     if (port == 0) {
                         localAddress = Transport.localAddress(ch);
                         port = localAddress.getPort();
@@ -120,6 +130,9 @@ final class NettyHomaSocket implements HomaSocket {
                 }
                 byLevel[i][level] = ch;
             }
+        }
+        if (config.tcpFallback()) {
+            tcpClient = new TcpClient(config, transport, group, tcpCounters, localAddress);
         }
         FaultInjector[] faults = new FaultInjector[loops.length];
         for (int i = 0; i < loops.length; i++) {
@@ -136,6 +149,35 @@ final class NettyHomaSocket implements HomaSocket {
         log.debug("Homa socket {} open on {} ({}, {} event loop(s), {} socket(s) per loop, gso={}, gro={},"
                         + " receive batch {})", serial, localAddress, transport.name(), loops.length,
                 config.prioritySockets() ? distinctTos() : 1, transport.gso, transport.gro, transport.receiveBatch);
+    }
+
+    /** Binds attempts when the port is free for UDP but not for TCP (or the other way round). */
+    private static final int PORT_ATTEMPTS = 16;
+
+    /**
+     * Binds the first UDP channel. With TCP fallback the port must be free for both protocols: the
+     * TCP listener binds first (picking the port when the configuration says 0), then UDP joins
+     * its port number; when that is taken, both try again on another port.
+     */
+    private Channel bindFirst(EngineLoop loop, boolean shared, int tos) {
+        if (!config.tcpFallback()) {
+            return transport.bind(loop.loop, config.bindAddress(), 0, shared, tos, loop.newInbound());
+        }
+        InetSocketAddress want = config.bindAddress();
+        for (int attempt = 1; ; attempt++) {
+            Channel listener = tcpServer.bind(group, transport, want);
+            InetSocketAddress at = (InetSocketAddress) listener.localAddress();
+            try {
+                return transport.bind(loop.loop, new InetSocketAddress(want.getAddress(), at.getPort()), 0, shared, tos,
+                        loop.newInbound());
+            } catch (HomaException e) {
+                listener.close().awaitUninterruptibly();
+                if (want.getPort() != 0 || attempt == PORT_ATTEMPTS) {
+                    throw e;
+                }
+                log.debug("port {} is free for TCP but not for UDP; trying another", at.getPort());
+            }
+        }
     }
 
     private int distinctTos() {
@@ -183,8 +225,9 @@ final class NettyHomaSocket implements HomaSocket {
         if (request == null) {
             throw new HomaBadArgumentException("request must not be null (use new byte[0] for an empty one)");
         }
-        long deadlineAt = check(server, request.length, deadline);
-        return submit(new ClientCall<>(server, ByteBuffer.wrap(request), null, deadline, deadlineAt,
+        InetSocketAddress to = Addresses.normalise(server);
+        long deadlineAt = check(to, request.length, deadline);
+        return submit(new ClientCall<>(to, ByteBuffer.wrap(request), null, deadline, deadlineAt,
                 ReceivedMessage::toByteArray));
     }
 
@@ -199,9 +242,10 @@ final class NettyHomaSocket implements HomaSocket {
             throw new HomaBadArgumentException("request must not be null (use Unpooled.EMPTY_BUFFER for an empty one)");
         }
         try {
-            long deadlineAt = check(server, request.readableBytes(), deadline);
+            InetSocketAddress to = Addresses.normalise(server);
+            long deadlineAt = check(to, request.readableBytes(), deadline);
             Function<ReceivedMessage, ByteBuf> decode = m -> Unpooled.wrappedBuffer(m.buffers());
-            return submit(new ClientCall<>(server, EngineLoop.viewOf(request), request, deadline, deadlineAt, decode));
+            return submit(new ClientCall<>(to, EngineLoop.viewOf(request), request, deadline, deadlineAt, decode));
         } catch (RuntimeException e) {
             ReferenceCountUtil.safeRelease(request);
             throw e;
@@ -218,6 +262,10 @@ final class NettyHomaSocket implements HomaSocket {
         }
         if (server.getPort() == 0) {
             throw new HomaBadArgumentException("server address " + server + " has port 0");
+        }
+        String unreachable = Addresses.unreachable(localAddress, server);
+        if (unreachable != null) {
+            throw new HomaBadArgumentException("cannot call " + server + ": " + unreachable);
         }
         if (deadline == null || deadline.isZero() || deadline.isNegative()) {
             throw new HomaBadArgumentException("deadline must be a positive duration, was " + deadline);
@@ -241,15 +289,96 @@ final class NettyHomaSocket implements HomaSocket {
             finishClosed(c, true);
         } else {
             EngineLoop loop = loops[loops.length == 1 ? 0 : nextLoop.getAndIncrement() & (loops.length - 1)];
-            // Cancelling the future aborts the RPC (the server learns of it when it next asks).
-            c.future.whenComplete((v, e) -> {
-                if (c.future.isCancelled()) {
-                    loop.cancel(c);
-                }
-            });
-            loop.call(c);
+            if (peers != null && peers.useTcp(c.server)) {
+                callOverTcp(c, loop);
+                return c.future;
+            }
+            onHoma(c, loop);
         }
         return c.future;
+    }
+
+    /** Starts a call over Homa on {@code loop}. */
+    private static void onHoma(ClientCall<?> c, EngineLoop loop) {
+        // Cancelling the future aborts the RPC (the server learns of it when it next asks).
+        c.future.whenComplete((v, e) -> {
+            if (c.future.isCancelled()) {
+                loop.cancel(c);
+            }
+        });
+        loop.call(c);
+    }
+
+    /**
+     * Sends a call to a peer on TCP ({@link PeerPaths}) over TCP directly, with its deadline timed
+     * on {@code loop}. Should the TCP connection fail, the call goes over Homa after all (its
+     * timeouts then decide). The socket keeps the request buffer until the TCP attempt is over.
+     */
+    private void callOverTcp(ClientCall<?> c, EngineLoop loop) {
+        long remaining = c.deadlineNanos - System.nanoTime();
+        ScheduledFuture<?> timer = loop.loop.schedule(() -> {
+            if (forget(c)) {
+                tcpCounters.incrementAndGet(HomaMetrics.Shell.CALLS_FAILED.ordinal());
+                tcpCounters.incrementAndGet(HomaMetrics.Shell.CALLS_DEADLINE_EXPIRED.ordinal());
+                dispatcher.execute(() -> c.fail(new HomaTimeoutException(c + " over TCP: no response within its"
+                        + " deadline of " + c.deadline)));
+            }
+        }, Math.max(0, remaining), TimeUnit.NANOSECONDS);
+        c.future.whenComplete((v, e) -> timer.cancel(false));
+        ByteBuf body = c.owner != null ? c.owner.retainedDuplicate() : Unpooled.wrappedBuffer(c.payload.duplicate());
+        tcpClient.send(c.server, 0, 0, body).whenComplete((reply, error) -> {
+            if (error != null) {
+                if (isOpen() && inFlight.contains(c)) {
+                    log.debug("{}: TCP failed ({}); trying Homa", c, error.toString());
+                    peers.offTcp(c.server);
+                    timer.cancel(false);
+                    onHoma(c, loop);
+                } else {
+                    c.releaseOwner();
+                }
+                return;
+            }
+            c.releaseOwner();
+            if (forget(c)) {
+                HomaException failure = TcpClient.failure(c, reply);
+                tcpCounters.incrementAndGet((failure == null ? HomaMetrics.Shell.CALLS_SUCCEEDED
+                        : HomaMetrics.Shell.CALLS_FAILED).ordinal());
+                dispatcher.execute(() -> TcpClient.complete(c, reply, failure));
+            }
+        });
+    }
+
+    /** The calling side of the TCP fallback, or null when it is off. */
+    TcpClient tcpClient() {
+        return tcpClient;
+    }
+
+    /** Which peers are on TCP, or null when the fallback is off. */
+    PeerPaths peers() {
+        return peers;
+    }
+
+    /**
+     * TCP fallback, serving side: may a TCP retry of the Homa RPC {@code rpcId} of {@code client}
+     * (its UDP address) run? True unless an engine loop received that request over Homa; when
+     * true, every loop also drops that request should it still arrive over Homa. Completes on an
+     * event loop.
+     */
+    CompletableFuture<Boolean> claimForTcp(InetSocketAddress client, long rpcId) {
+        CompletableFuture<Boolean> all = CompletableFuture.completedFuture(true);
+        for (EngineLoop l : loops) {
+            all = all.thenCompose(ok -> ok ? l.claimForTcp(client, rpcId) : CompletableFuture.completedFuture(false));
+        }
+        return all;
+    }
+
+    /** Closes the UDP sockets only, so that this socket serves over TCP alone: for tests of the fallback. */
+    void closeUdpForTests() {
+        for (Channel[] byLevel : channels) {
+            for (Channel ch : byLevel) {
+                ch.close().awaitUninterruptibly();
+            }
+        }
     }
 
     /** Removes a call from the in-flight set; true if this caller is the one to complete it. */
@@ -266,7 +395,7 @@ final class NettyHomaSocket implements HomaSocket {
     void finishClosed(ClientCall<?> c, boolean releaseOwner) {
         if (forget(c)) {
             if (releaseOwner) {
-                ReferenceCountUtil.safeRelease(c.owner);
+                c.releaseOwner();
             }
             dispatcher.execute(() -> c.fail(new HomaClosedException(c + " failed: the socket "
                     + localAddress + " is closed")));
@@ -316,6 +445,12 @@ final class NettyHomaSocket implements HomaSocket {
                 }
             }
         }
+        for (int i = 0; i < shell.length; i++) {
+            shell[i] += tcpCounters.get(i);
+        }
+        if (peers != null) {
+            shell[HomaMetrics.Shell.PEERS_ON_TCP.ordinal()] = peers.size();
+        }
         return new HomaMetrics(counters, drops, shell, active[0], active[1]);
     }
 
@@ -330,6 +465,9 @@ final class NettyHomaSocket implements HomaSocket {
     public void close() {
         if (!closed.compareAndSet(false, true)) {
             return;
+        }
+        if (tcpClient != null) {
+            tcpClient.close();
         }
         boolean onOwnLoop = false;
         for (EngineLoop l : loops) {

@@ -11,7 +11,8 @@ import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A request handed to the user's handler. Its state moves once from OPEN to REPLIED (the user
+ * A request handed to the user's handler, received over Homa or over TCP (its {@link Path}).
+ * Its state moves once from OPEN to REPLIED (the user
  * answered) or to DROPPED (the handler threw, the request timed out, or the socket closed); the
  * compare-and-set makes {@link #reply} safe from any thread and at most once.
  */
@@ -20,7 +21,19 @@ final class ServerRequest implements HomaRequest {
     private static final int REPLIED = 1;
     private static final int DROPPED = 2;
 
-    private final EngineLoop loop;
+    /** Where a request's answer goes: the engine loop that received it, or its TCP connection. */
+    interface Path {
+        /** Sends the reply (any thread); {@code owner} (nullable) is released when no longer read. */
+        void reply(ServerRequest r, ByteBuffer payload, ByteBuf owner);
+
+        /** Drops the request (any thread): its caller fails; a no-op if it was answered or dropped. */
+        void dropRequest(ServerRequest r, String why);
+
+        /** Whether replies can no longer go out (socket or connection closed). */
+        boolean isClosed();
+    }
+
+    private final Path path;
     /** The RPC's client id, as in the engine's REQUEST event. */
     final long rpcId;
     private final InetSocketAddress peer;
@@ -30,8 +43,8 @@ final class ServerRequest implements HomaRequest {
     /** Drops the request at the request timeout; event loop only. */
     ScheduledFuture<?> expiry;
 
-    ServerRequest(EngineLoop loop, long rpcId, InetSocketAddress peer, ReceivedMessage message, int maxLength) {
-        this.loop = loop;
+    ServerRequest(Path path, long rpcId, InetSocketAddress peer, ReceivedMessage message, int maxLength) {
+        this.path = path;
         this.rpcId = rpcId;
         this.peer = peer;
         this.message = message;
@@ -65,7 +78,7 @@ final class ServerRequest implements HomaRequest {
         }
         checkLength(response.length);
         if (claim()) {
-            loop.reply(this, ByteBuffer.wrap(response), null);
+            path.reply(this, ByteBuffer.wrap(response), null);
         }
     }
 
@@ -79,7 +92,7 @@ final class ServerRequest implements HomaRequest {
             checkLength(response.readableBytes());
             if (claim()) {
                 sent = true;
-                loop.reply(this, EngineLoop.viewOf(response), response);
+                path.reply(this, EngineLoop.viewOf(response), response);
             }
         } finally {
             if (!sent) {
@@ -106,6 +119,11 @@ final class ServerRequest implements HomaRequest {
         return false;
     }
 
+    /** Drops the request through its path (handler failed, or it waited past its timeout). */
+    void drop(String why) {
+        path.dropRequest(this, why);
+    }
+
     /** OPEN to DROPPED: true if this call dropped it. */
     boolean markDropped() {
         return state.compareAndSet(OPEN, DROPPED);
@@ -113,7 +131,7 @@ final class ServerRequest implements HomaRequest {
 
     @Override
     public boolean isOpen() {
-        return state.get() == OPEN && !loop.isClosed();
+        return state.get() == OPEN && !path.isClosed();
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.homa;
 
+import io.homa.core.wire.WireFormat;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -10,16 +11,21 @@ import io.netty.channel.FixedRecvByteBufAllocator;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.SelectStrategyFactory;
+import io.netty.channel.ServerChannel;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollChannelOption;
 import io.netty.channel.epoll.EpollDatagramChannel;
 import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.DatagramChannel;
 import io.netty.channel.socket.SocketProtocolFamily;
 import io.netty.channel.socket.nio.NioChannelOption;
 import io.netty.channel.socket.nio.NioDatagramChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -78,7 +84,11 @@ final class Transport {
         this.epoll = config.nativeTransport() && epollAvailable();
         this.gso = epoll && config.gso() && EpollDatagramChannel.isSegmentedDatagramPacketSupported();
         this.gro = epoll && config.gro();
-        int datagram = config.engineConfig().maxDatagram();
+        // A socket bound to an IPv6 address sizes its own datagrams for the 48-byte IPv6/UDP
+        // header, but a dual-stack one also hears IPv4 peers, whose datagrams at the same MTU are
+        // 20 bytes longer: a slot holds those too.
+        int datagram = Math.max(config.engineConfig().maxDatagram(),
+                Math.min(MAX_UDP_PAYLOAD, config.mtu() - WireFormat.IPV4_UDP_OVERHEAD));
         this.receiveSlot = gro ? MAX_UDP_PAYLOAD : datagram;
         // Netty splits a GRO read into its segments only on its single-datagram (recvmsg) path,
         // so GRO and recvmmsg batching exclude each other.
@@ -193,6 +203,16 @@ final class Transport {
         } else {
             b.option(NioChannelOption.of(StandardSocketOptions.SO_REUSEPORT), true);
         }
+    }
+
+    /** A TCP listening channel of this transport (TCP fallback). */
+    ServerChannel newServerSocketChannel() {
+        return epoll ? new EpollServerSocketChannel() : new NioServerSocketChannel();
+    }
+
+    /** A TCP connection channel of this transport (TCP fallback). */
+    Channel newSocketChannel() {
+        return epoll ? new EpollSocketChannel() : new NioSocketChannel();
     }
 
     /** The bound local address of a channel. */

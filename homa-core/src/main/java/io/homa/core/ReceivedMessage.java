@@ -19,6 +19,14 @@ public final class ReceivedMessage {
         this.chunkSize = chunkSize;
     }
 
+    /**
+     * A message that came another way than through an engine (the shell's TCP fallback): it
+     * takes {@code bytes} without copying.
+     */
+    public static ReceivedMessage of(byte[] bytes) {
+        return new ReceivedMessage(bytes.length, new byte[][]{bytes}, Math.max(1, bytes.length));
+    }
+
     /** Message length in bytes (0 is a valid length). */
     public int length() {
         return length;
