@@ -5,6 +5,7 @@ import io.homa.testing.FaultInjection;
 import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;
+import jdk.jfr.consumer.RecordingStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -13,11 +14,15 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -121,6 +126,33 @@ class JfrEventsTest {
             List<RecordedEvent> timedOut = events(recording, "io.homa.RpcTimedOut");
             assertEquals(1, timedOut.size());
             assertFalse(timedOut.get(0).getString("peer").isEmpty());
+        }
+    }
+
+    @Test
+    void aRequestWhoseGrantsAreLost_isReportedStarvedOfGrants() throws Exception {
+        // The server's control packets (its GRANTs among them) all vanish: the client's request
+        // sends its unscheduled bytes and then waits for grants that never come.
+        DatagramFaults allLost = new DatagramFaults(1.0, 0, 0, Duration.ZERO);
+        try (HomaSocket server = HomaSocket.open(
+                FaultInjection.inject(Loopback.config(), 3, DatagramFaults.NONE, allLost).build());
+             HomaSocket client = HomaSocket.open(Loopback.config().build());
+             RecordingStream stream = new RecordingStream()) {
+            server.serve(r -> r.reply(new byte[1]));
+            BlockingQueue<RecordedEvent> starved = new LinkedBlockingQueue<>();
+            stream.enable("io.homa.GrantStarved").withPeriod(Duration.ofMillis(20));
+            stream.onEvent("io.homa.GrantStarved", starved::add);
+            stream.startAsync();
+            CompletableFuture<byte[]> call = client.call(Loopback.addressOf(server), new byte[1_000_000]);
+            RecordedEvent e = starved.poll(30, TimeUnit.SECONDS);
+            assertNotNull(e, "no GrantStarved event; client RPCs: " + client.rpcs());
+            assertEquals(1_000_000, e.getInt("length"));
+            assertTrue(e.getInt("granted") < 1_000_000);
+            assertTrue(e.getDuration("age").toMillis() >= 10);
+            assertTrue(e.getString("peer").endsWith(":" + server.localAddress().getPort()), e.getString("peer"));
+            assertTrue(e.getString("socket").endsWith(":" + client.localAddress().getPort()), e.getString("socket"));
+            assertEquals(0, e.getLong("rpcId") & 1, "the client's RPC");
+            call.cancel(true);
         }
     }
 }

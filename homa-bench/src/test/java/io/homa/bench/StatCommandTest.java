@@ -65,6 +65,7 @@ class StatCommandTest {
                                 "--interval", "300ms", "--count", "2"},
                         new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
                 String text = out.toString(StandardCharsets.UTF_8);
+                System.out.print(text); // a real sample, for the log
                 assertEquals(0, code, text + err.toString(StandardCharsets.UTF_8));
                 assertEquals(2, text.split("== stat-test-server").length - 1, text);
                 Matcher m = Pattern.compile("server started (\\S+)/s completed (\\S+)/s").matcher(text);
