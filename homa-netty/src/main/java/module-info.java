@@ -14,6 +14,10 @@ module io.homa {
     requires io.netty.transport.classes.epoll;
     requires io.netty.transport.unix.common;
     requires org.slf4j;
+    // HomaJmx: the socket's MBean.
+    requires java.management;
+    // JfrEvents: Flight Recorder events.
+    requires jdk.jfr;
 
     exports io.homa;
     exports io.homa.testing;

@@ -28,6 +28,8 @@ final class ClientCall<T> {
     /** {@link System#nanoTime()} at which the deadline passes. */
     final long deadlineNanos;
     final CompletableFuture<T> future = new CompletableFuture<>();
+    /** {@link System#nanoTime()} when the call was made: its latency for listeners and JFR. */
+    final long startedNanos = System.nanoTime();
     private final Function<ReceivedMessage, T> decode;
 
     /** The engine's id for this RPC; 0 until started. */

@@ -7,6 +7,7 @@ import io.homa.core.EngineEvent;
 import io.homa.core.HomaEngine;
 import io.homa.core.RpcError;
 import io.homa.core.RpcIds;
+import io.homa.core.RpcState;
 import io.homa.core.Transmit;
 import io.homa.core.wire.DropReason;
 import io.homa.core.wire.PacketDecoder;
@@ -25,6 +26,7 @@ import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
@@ -94,6 +96,10 @@ final class EngineLoop implements ServerRequest.Path {
         long retryWindow = (engineConfig.maxRestarts + 1L) * engineConfig.timeoutTicks * engineConfig.tickNanos;
         this.dropped = new DroppedRequests(Math.max(TimeUnit.SECONDS.toNanos(1), retryWindow));
         engine.setPayloadReleaseListener(this::payloadReleased);
+        engine.setObserver(JfrEvents.observer(rpcId -> {
+            ClientCall<?> c = calls.get(rpcId);
+            return c == null ? 0 : c.startedNanos;
+        }));
         this.commands = new CommandQueue(loop, this::runCommands);
         this.windows = new CallWindows(socket.config().maxCallsPerServer());
         boolean fallback = socket.config().tcpFallback();
@@ -602,6 +608,7 @@ final class EngineLoop implements ServerRequest.Path {
                 if (c != null) {
                     c.cancelTimer();
                     shell[Shell.CALLS_SUCCEEDED.ordinal()]++;
+                    callEnded(c, e.message().length());
                     if (socket.forget(c)) {
                         dispatcher.execute(() -> c.succeed(e.message()));
                     }
@@ -687,6 +694,7 @@ final class EngineLoop implements ServerRequest.Path {
 
     private void fail(ClientCall<?> c, HomaException ex) {
         shell[Shell.CALLS_FAILED.ordinal()]++;
+        callEnded(c, -1);
         if (socket.forget(c)) {
             dispatcher.execute(() -> c.fail(ex));
         }
@@ -746,8 +754,40 @@ final class EngineLoop implements ServerRequest.Path {
         }
     }
 
+    /** Tells the socket's call listeners that {@code c} ended ({@code responseBytes} -1: failed). */
+    private void callEnded(ClientCall<?> c, int responseBytes) {
+        List<CallListener> listeners = socket.callListeners();
+        if (listeners.isEmpty()) {
+            return;
+        }
+        long duration = System.nanoTime() - c.startedNanos;
+        for (CallListener l : listeners) {
+            try {
+                l.callEnded(c.server, c.payload.remaining(), responseBytes, duration);
+            } catch (RuntimeException ex) {
+                log.warn("Homa call listener {} failed", l, ex);
+            }
+        }
+    }
+
+    /** A snapshot of this engine's live RPCs (on the loop); empty once closed. */
+    List<RpcInfo> rpcs() {
+        if (closed) {
+            return List.of();
+        }
+        List<RpcState> states = new ArrayList<>();
+        engine.rpcs(System.nanoTime(), states);
+        List<RpcInfo> out = new ArrayList<>(states.size());
+        for (RpcState r : states) {
+            out.add(new RpcInfo(r.id(), r.peer(), r.client() ? RpcInfo.Role.CLIENT : RpcInfo.Role.SERVER, r.state(),
+                    r.outLength(), r.outSent(), r.outGranted(), r.inLength(), r.inReceived(), r.inGranted(),
+                    r.gaps(), r.priority(), r.silentTicks(), Duration.ofNanos(r.ageNanos())));
+        }
+        return out;
+    }
+
     /** Adds this loop's counters to the arrays (on the loop). */
-    void addMetrics(long[] counters, long[] drops, long[] shellOut, int[] active) {
+    void addMetrics(long[] counters, long[] drops, long[] shellOut, int[] active, long[] gauges) {
         for (Counter c : Counter.values()) {
             counters[c.ordinal()] += engine.counter(c);
         }
@@ -759,6 +799,10 @@ final class EngineLoop implements ServerRequest.Path {
         }
         active[0] += engine.liveClientRpcs();
         active[1] += engine.liveServerRpcs();
+        gauges[HomaMetrics.BUFFERED] += engine.bufferedBytes();
+        gauges[HomaMetrics.OUTGOING] += engine.outgoingBytes();
+        gauges[HomaMetrics.INCOMING] += engine.incomingBytes();
+        gauges[HomaMetrics.PEERS] += engine.peers();
     }
 
     /** A view of a user buffer's readable bytes for the engine (a copy only if it has several parts). */

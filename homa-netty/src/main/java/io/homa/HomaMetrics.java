@@ -4,8 +4,10 @@ import io.homa.core.Counter;
 import io.homa.core.wire.DropReason;
 import io.homa.core.wire.PacketType;
 
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -109,13 +111,63 @@ public final class HomaMetrics {
     private final long[] shell;
     private final int activeClientRpcs;
     private final int activeServerRpcs;
+    private final long[] gauges;
 
-    HomaMetrics(long[] counters, long[] drops, long[] shell, int activeClientRpcs, int activeServerRpcs) {
+    /** Indexes into {@link #gauges}, filled by each engine loop. */
+    static final int BUFFERED = 0, OUTGOING = 1, INCOMING = 2, PEERS = 3, GAUGES = 4;
+
+    HomaMetrics(long[] counters, long[] drops, long[] shell, int activeClientRpcs, int activeServerRpcs, long[] gauges) {
         this.counters = counters;
         this.drops = drops;
         this.shell = shell;
         this.activeClientRpcs = activeClientRpcs;
         this.activeServerRpcs = activeServerRpcs;
+        this.gauges = gauges;
+    }
+
+    /** The names of every protocol counter (the keys of {@link #counters()}), always in the same order. */
+    public static List<String> counterNames() {
+        return COUNTER_NAMES;
+    }
+
+    /** The names of every drop reason (the keys {@link #drops(String)} accepts), always in the same order. */
+    public static List<String> dropReasons() {
+        return DROP_REASONS;
+    }
+
+    /** The names of every packet type (what {@link #packetsSent(String)} accepts), in wire order. */
+    public static List<String> packetTypes() {
+        return PACKET_TYPES;
+    }
+
+    private static final List<String> COUNTER_NAMES =
+            Arrays.stream(Counter.values()).map(Enum::name).toList();
+    private static final List<String> DROP_REASONS =
+            Arrays.stream(DropReason.values()).map(Enum::name).toList();
+    private static final List<String> PACKET_TYPES =
+            Arrays.stream(PacketType.values()).map(Enum::name).toList();
+
+    /**
+     * Memory held now for incoming messages not yet complete (reassembly chunks plus bookkeeping),
+     * summed over the engines: what {@link HomaConfig#maxBufferedBytes()} limits per engine.
+     */
+    public long bufferedBytes() {
+        return gauges[BUFFERED];
+    }
+
+    /** Bytes of outgoing requests and responses held now (not yet released): what {@code maxOutgoingBytes} limits. */
+    public long outgoingBytes() {
+        return gauges[OUTGOING];
+    }
+
+    /** Bytes granted (or unscheduled) to our senders and not yet received, over all incoming messages. */
+    public long incomingBytes() {
+        return gauges[INCOMING];
+    }
+
+    /** Peers the engines keep state for now (summed: a peer known to two engines counts twice). */
+    public long peers() {
+        return gauges[PEERS];
     }
 
     /**

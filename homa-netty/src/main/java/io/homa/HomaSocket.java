@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -124,6 +125,23 @@ public interface HomaSocket extends AutoCloseable {
      * Costs one round trip to each event loop.
      */
     HomaMetrics metrics();
+
+    /**
+     * A snapshot of every live RPC of this socket (client and server), oldest first per event loop.
+     * Costs one hand-off to each event loop and one small object per RPC. After close, empty.
+     */
+    List<RpcInfo> rpcs();
+
+    /**
+     * Adds a listener that hears the end of every later client call (see {@link CallListener} for
+     * its thread and cost).
+     *
+     * @throws HomaBadArgumentException if {@code listener} is null
+     */
+    void addCallListener(CallListener listener);
+
+    /** Removes a listener added by {@link #addCallListener}; nothing if it is not there. */
+    void removeCallListener(CallListener listener);
 
     /** False once {@link #close()} was called. */
     boolean isOpen();

@@ -17,22 +17,27 @@ import io.netty.util.concurrent.ScheduledFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import javax.management.ObjectName;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
@@ -62,11 +67,15 @@ final class NettyHomaSocket implements HomaSocket {
     private final Dispatcher dispatcher;
     private final EngineLoop[] loops;
     private final Set<ClientCall<?>> inFlight = ConcurrentHashMap.newKeySet();
+    /** Rarely changed, read at every completed call: copy on write. */
+    private final List<CallListener> callListeners = new CopyOnWriteArrayList<>();
     /** The event loops' threads, joined by close(). */
     private final Set<Thread> loopThreads = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicInteger nextLoop = new AtomicInteger();
     private volatile HomaHandler handler;
+    /** This socket's MBean when {@link HomaJmx#AUTO_REGISTER_PROPERTY} registered it, else null. */
+    private volatile ObjectName jmxName;
     private InetSocketAddress localAddress;
     /** The channels of each loop, by priority level (levels may share one). */
     private Channel[][] channels = new Channel[0][];
@@ -95,6 +104,8 @@ final class NettyHomaSocket implements HomaSocket {
             s.close();
             throw e;
         }
+        JfrEvents.opened(s);
+        s.jmxName = HomaJmx.autoRegister(s, s.serial);
         return s;
     }
 
@@ -424,34 +435,85 @@ final class NettyHomaSocket implements HomaSocket {
         long[] drops = new long[DropReason.values().length];
         long[] shell = new long[HomaMetrics.Shell.values().length];
         int[] active = new int[2];
-        for (EngineLoop l : loops) {
-            if (l == null) {
-                continue;
+        long[] gauges = new long[HomaMetrics.GAUGES];
+        onEveryLoop(l -> {
+            synchronized (counters) { // the loops add at the same time
+                l.addMetrics(counters, drops, shell, active, gauges);
             }
-            if (group.isTerminated() || l.loop.inEventLoop()) {
-                l.addMetrics(counters, drops, shell, active);
-                continue;
-            }
-            Future<?> f;
-            try {
-                f = l.loop.submit(() -> l.addMetrics(counters, drops, shell, active));
-            } catch (RejectedExecutionException e) {
-                f = null;
-            }
-            if (f == null || !f.awaitUninterruptibly(CLOSE_WAIT_MILLIS) || !f.isSuccess()) {
-                group.terminationFuture().awaitUninterruptibly(CLOSE_WAIT_MILLIS);
-                if (f == null || !f.isSuccess()) {
-                    l.addMetrics(counters, drops, shell, active);
-                }
-            }
-        }
+        });
         for (int i = 0; i < shell.length; i++) {
             shell[i] += tcpCounters.get(i);
         }
         if (peers != null) {
             shell[HomaMetrics.Shell.PEERS_ON_TCP.ordinal()] = peers.size();
         }
-        return new HomaMetrics(counters, drops, shell, active[0], active[1]);
+        return new HomaMetrics(counters, drops, shell, active[0], active[1], gauges);
+    }
+
+    @Override
+    public List<RpcInfo> rpcs() {
+        List<RpcInfo> all = new ArrayList<>();
+        onEveryLoop(l -> {
+            List<RpcInfo> mine = l.rpcs();
+            synchronized (all) { // the loops run these at the same time
+                all.addAll(mine);
+            }
+        });
+        return List.copyOf(all);
+    }
+
+    /**
+     * Runs {@code action} on every engine loop (one hand-off each, all in flight together) and waits
+     * for them; on the calling thread for a loop that has ended (its engine is then still).
+     */
+    private void onEveryLoop(Consumer<EngineLoop> action) {
+        List<Future<?>> pending = new ArrayList<>();
+        List<EngineLoop> pendingLoops = new ArrayList<>();
+        for (EngineLoop l : loops) {
+            if (l == null) {
+                continue;
+            }
+            if (group.isTerminated() || l.loop.inEventLoop()) {
+                action.accept(l);
+                continue;
+            }
+            try {
+                pending.add(l.loop.submit(() -> action.accept(l)));
+                pendingLoops.add(l);
+            } catch (RejectedExecutionException e) {
+                group.terminationFuture().awaitUninterruptibly(CLOSE_WAIT_MILLIS);
+                action.accept(l);
+            }
+        }
+        for (int i = 0; i < pending.size(); i++) {
+            Future<?> f = pending.get(i);
+            if (!f.awaitUninterruptibly(CLOSE_WAIT_MILLIS) || !f.isSuccess()) {
+                group.terminationFuture().awaitUninterruptibly(CLOSE_WAIT_MILLIS);
+                if (!f.isSuccess()) {
+                    action.accept(pendingLoops.get(i));
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ call listeners
+
+    @Override
+    public void addCallListener(CallListener listener) {
+        if (listener == null) {
+            throw new HomaBadArgumentException("listener must not be null");
+        }
+        callListeners.add(listener);
+    }
+
+    @Override
+    public void removeCallListener(CallListener listener) {
+        callListeners.remove(listener);
+    }
+
+    /** The listeners, read by the event loops at each completed call. */
+    List<CallListener> callListeners() {
+        return callListeners;
     }
 
     // ------------------------------------------------------------------ close
@@ -468,6 +530,10 @@ final class NettyHomaSocket implements HomaSocket {
         }
         if (tcpClient != null) {
             tcpClient.close();
+        }
+        JfrEvents.closed(this);
+        if (jmxName != null) {
+            HomaJmx.unregister(jmxName);
         }
         boolean onOwnLoop = false;
         for (EngineLoop l : loops) {

@@ -34,6 +34,10 @@ public final class CompareCommand implements Callable<Integer> {
     @Option(names = "--quick", description = "Fewer scenarios, calls and repetitions (under 2 minutes).")
     boolean quick;
 
+    @Option(names = "--micrometer", description = "Attach homa-micrometer's binder to every Homa socket (JFR events"
+            + " stay off): run with and without it to see its overhead.")
+    boolean micrometer;
+
     @Option(names = "--smoke", hidden = true, description = "A few hundred calls in all (tests).")
     boolean smoke;
 
@@ -104,7 +108,8 @@ public final class CompareCommand implements Callable<Integer> {
         List<Transport> chosen = new ArrayList<>();
         try {
             for (String n : transports == null || transports.isEmpty() ? Transports.ALL : transports) {
-                chosen.add(Transports.create(n.trim()));
+                Transport t = Transports.create(n.trim());
+                chosen.add(micrometer && t instanceof HomaTransport h ? h.withMicrometer() : t);
             }
         } catch (IllegalArgumentException e) {
             stderr.println("compare: " + e.getMessage());

@@ -2,6 +2,10 @@ package io.homa.bench;
 
 import io.homa.HomaConfig;
 import io.homa.HomaSocket;
+import io.homa.micrometer.HomaMetricsBinder;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 
 import java.net.InetSocketAddress;
 import java.util.concurrent.CompletableFuture;
@@ -21,12 +25,26 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * The MTU follows the interface (65,535 on loopback, as HomaConfig does by default); the system
  * property {@code homa.bench.mtu} (e.g. 1500) overrides it, {@code homa.bench.maxIncoming} sets the
  * receiver's grant budget; {@code homa.bench.busyPoll=true} makes the event loops spin.
+ * {@link #withMicrometer()} (compare's {@code --micrometer}) attaches a {@link HomaMetricsBinder} to
+ * every socket, so that a run measures its overhead (its timers record every call; nothing scrapes).
  */
 public final class HomaTransport implements Transport {
 
     private final HomaConfig config;
+    /** Where every socket's meters go, or null: no binder. */
+    private final MeterRegistry registry;
 
     public HomaTransport() {
+        this(null);
+    }
+
+    /** The same transport with a Micrometer binder on every socket (JFR events stay off). */
+    public HomaTransport withMicrometer() {
+        return new HomaTransport(new SimpleMeterRegistry());
+    }
+
+    private HomaTransport(MeterRegistry registry) {
+        this.registry = registry;
         HomaConfig.Builder b = HomaConfig.builder()
                 .bindAddress(NettyIo.anyLoopbackPort())
                 .inlineExecution(true);
@@ -70,12 +88,32 @@ public final class HomaTransport implements Transport {
             socket.close();
             throw e;
         }
-        return new Server(socket);
+        return new Server(socket, bind(socket, "server"));
     }
 
     @Override
     public EchoClient connect(InetSocketAddress server) {
-        return new Client(HomaSocket.open(config), server);
+        HomaSocket socket = HomaSocket.open(config);
+        return new Client(socket, server, bind(socket, "client"));
+    }
+
+    /** Attaches a binder to {@code socket} if this transport has a registry; what stops it (or a no-op). */
+    private AutoCloseable bind(HomaSocket socket, String side) {
+        if (registry == null) {
+            return () -> { };
+        }
+        HomaMetricsBinder binder = new HomaMetricsBinder(socket,
+                Tags.of("side", side, "port", Integer.toString(socket.localAddress().getPort())));
+        binder.bindTo(registry);
+        return binder;
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        try {
+            c.close();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     @Override
@@ -86,10 +124,12 @@ public final class HomaTransport implements Transport {
     private static final class Server implements EchoServer {
         private final HomaSocket socket;
         private final InetSocketAddress address;
+        private final AutoCloseable binder;
 
-        Server(HomaSocket socket) {
+        Server(HomaSocket socket, AutoCloseable binder) {
             this.socket = socket;
             this.address = socket.localAddress();
+            this.binder = binder;
         }
 
         @Override
@@ -99,6 +139,7 @@ public final class HomaTransport implements Transport {
 
         @Override
         public void close() {
+            closeQuietly(binder);
             socket.close();
         }
     }
@@ -107,10 +148,12 @@ public final class HomaTransport implements Transport {
         private final HomaSocket socket;
         private final InetSocketAddress server;
         private final AtomicBoolean closed = new AtomicBoolean();
+        private final AutoCloseable binder;
 
-        Client(HomaSocket socket, InetSocketAddress server) {
+        Client(HomaSocket socket, InetSocketAddress server, AutoCloseable binder) {
             this.socket = socket;
             this.server = server;
+            this.binder = binder;
         }
 
         @Override
@@ -125,6 +168,7 @@ public final class HomaTransport implements Transport {
         @Override
         public void close() {
             if (closed.compareAndSet(false, true)) {
+                closeQuietly(binder);
                 socket.close();
             }
         }

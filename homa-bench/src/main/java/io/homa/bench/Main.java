@@ -3,7 +3,8 @@ package io.homa.bench;
 import java.util.Arrays;
 
 /**
- * The entry point of {@code homa-bench.jar}: {@code compare ...} runs the comparison command;
+ * The entry point of {@code homa-bench.jar}: {@code compare ...} runs the comparison command,
+ * {@code stat ...} samples a running process's Homa sockets;
  * anything else goes to JMH's own command line (a benchmark regex and JMH options, {@code -h} for
  * JMH's help, {@code -l} to list the benchmarks).
  */
@@ -14,6 +15,9 @@ public final class Main {
     public static void main(String[] args) throws Exception {
         if (args.length > 0 && args[0].equals("compare")) {
             System.exit(CompareCommand.execute(Arrays.copyOfRange(args, 1, args.length)));
+        }
+        if (args.length > 0 && args[0].equals("stat")) {
+            System.exit(StatCommand.execute(Arrays.copyOfRange(args, 1, args.length)));
         }
         if (args.length > 0 && args[0].equals("simulate")) {
             System.exit(io.homa.bench.sim.SimulateCommand.execute(Arrays.copyOfRange(args, 1, args.length)));
@@ -33,7 +37,11 @@ public final class Main {
                 Usage:
                   java -jar homa-bench.jar compare [--quick] [--out DIR] [--transports a,b] [--scenarios x,y]
                       Homa vs TCP vs raw UDP on this host: a table, DIR/results.json and DIR/latency.svg.
-                      (java -jar homa-bench.jar compare --help for every option)
+                      (java -jar homa-bench.jar compare --help for every option; --micrometer attaches the
+                      Micrometer binder to every Homa socket, to measure its overhead)
+                  java -jar homa-bench.jar stat --pid PID | --jmx HOST:PORT | --url URL [--interval 1s] [--count N]
+                      Rates and warnings of the Homa sockets of a running JVM, through JMX (the process
+                      registers its sockets: HomaJmx.register, or -Dio.homa.jmx=true); docs/observability.md.
                   java -jar homa-bench.jar simulate --workload w4 --load 0.8 [--hosts 144] [--quick] --out DIR
                       The SIGCOMM 2018 simulation (144 hosts, real engine, virtual time): DIR/results.json;
                       --ablations, --sweep, --tune, --figure for the rest (docs/simulation.md).

@@ -51,6 +51,7 @@ final class ControlPackets implements GrantScheduler.Sink {
         Packet c = take(to);
         PacketEncoder.resend(c.buffer, rpcId, offset, length, priority);
         queue(c, Counter.PACKETS_SENT_RESEND);
+        counters.observer.resendSent(to, rpcId, offset, length);
     }
 
     void cutoffs(InetSocketAddress to, long rpcId, int[] cutoffs, int version) {

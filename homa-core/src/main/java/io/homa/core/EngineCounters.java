@@ -6,6 +6,8 @@ import io.homa.core.wire.DropReason;
 final class EngineCounters {
     private final long[] counters = new long[Counter.all().length];
     private final long[] drops = new long[DropReason.all().length];
+    /** Who hears about single events (RESENDs, timeouts...): carried here because every mechanism holds this. */
+    EngineObserver observer = EngineObserver.NONE;
 
     void bump(Counter c) {
         counters[c.ordinal()]++;

@@ -7,6 +7,7 @@ import io.homa.core.wire.PacketDecoder;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -30,6 +31,9 @@ import java.util.Objects;
  * decides what is sent first, keeps the deadlines and answers questions about its state.
  */
 public final class HomaEngine {
+    /** Gaps counted per RPC by {@link #rpcs}. */
+    private static final int MAX_REPORTED_GAPS = 16;
+
     private final EngineConfig cfg;
     private final EngineCounters counters = new EngineCounters();
     private final ArrayDeque<EngineEvent> events = new ArrayDeque<>();
@@ -85,6 +89,11 @@ public final class HomaEngine {
         rpcs.setPayloadReleaseListener(listener);
     }
 
+    /** Who hears about single events (RESENDs, timeouts, restarts, completed RPCs); null for nobody. */
+    public void setObserver(EngineObserver observer) {
+        counters.observer = observer == null ? EngineObserver.NONE : observer;
+    }
+
     // ------------------------------------------------------------------ application commands
 
     /**
@@ -119,6 +128,7 @@ public final class HomaEngine {
         }
         limits.checkOutgoingRoom("request", length);
         Rpc rpc = rpcs.newClientRpc(server);
+        rpc.startedAt = now;
         outgoing.start(rpc, request);
         counters.bump(Counter.CLIENT_RPCS_STARTED);
         clock.arm(now);
@@ -301,7 +311,10 @@ public final class HomaEngine {
                 incoming.onData(now, from, datagram, p);
             }
             case GRANT -> outgoing.onGrant(from, p);
-            case RESEND -> outgoing.onResend(from, p);
+            case RESEND -> {
+                counters.observer.resendReceived(from, p.senderId, p.grantOrResendOffset, p.resendLength);
+                outgoing.onResend(from, p);
+            }
             case RPC_UNKNOWN -> outgoing.onRpcUnknown(from, p);
             case BUSY -> timer.onBusy(from, p);
             case CUTOFFS -> priorities.onCutoffs(from, p);
@@ -373,6 +386,25 @@ public final class HomaEngine {
             sum += r.in == null ? 0 : r.in.scheduledOutstanding(unscheduledLimit);
         }
         return sum;
+    }
+
+    /**
+     * Adds a snapshot of every live RPC, oldest first, to {@code out} (allocates one record each).
+     *
+     * @param now the engine's clock, for the RPCs' ages
+     */
+    public void rpcs(long now, List<RpcState> out) {
+        int[] gapPairs = new int[2 * MAX_REPORTED_GAPS];
+        for (Rpc r = rpcs.oldestLive(); r != null; r = r.newerLive) {
+            OutgoingMessage o = r.out;
+            IncomingMessage i = r.in;
+            int gaps = i == null ? 0 : i.ranges.gaps(i.granted, gapPairs, MAX_REPORTED_GAPS);
+            int priority = o != null ? o.grantPriority : i != null ? i.grantPriority : 0;
+            out.add(new RpcState(r.id, r.peer.address, r.client, r.state.name(),
+                    o == null ? -1 : o.length, o == null ? -1 : o.sent, o == null ? -1 : o.granted,
+                    i == null ? -1 : i.length, i == null ? -1 : i.received(), i == null ? -1 : i.granted, gaps,
+                    priority, r.silentTicks, now - r.startedAt));
+        }
     }
 
     /** Ids remembered for finished server RPCs (expire after {@code tombstoneTicks}). */

@@ -194,6 +194,7 @@ final class IncomingData {
 
     private Rpc createServerRpc(long now, InetSocketAddress from, long clientId) {
         Rpc rpc = rpcs.newServerRpc(from, clientId);
+        rpc.startedAt = now;
         counters.bump(Counter.SERVER_RPCS_STARTED);
         clock.arm(now);
         return rpc;
@@ -262,6 +263,10 @@ final class IncomingData {
         ReceivedMessage message = rpcs.releaseIncoming(rpc).toMessage();
         if (rpc.client) {
             counters.bump(Counter.CLIENT_RPCS_COMPLETED);
+            if (counters.observer != EngineObserver.NONE) {
+                counters.observer.clientRpcCompleted(rpc.peer.address, rpc.id, rpc.out.length, message.length(),
+                        rpc.out.retransmittedBytes, rpc.out.grantPriority);
+            }
             acks.owe(rpc.peer, rpc.id);
             events.add(EngineEvent.response(rpc.id, rpc.peer.address, message));
             rpcs.end(rpc);

@@ -117,6 +117,7 @@ final class OutgoingData {
             pos += n;
             if (retransmit) {
                 counters.add(Counter.BYTES_RETRANSMITTED, n);
+                m.retransmittedBytes += n;
             } else {
                 m.sent = pos;
                 if (m.length == 0) {
@@ -240,6 +241,7 @@ final class OutgoingData {
             return;
         }
         counters.bump(Counter.REQUEST_RESTARTS);
+        counters.observer.requestRestarted(from, rpc.id, rpc.restarts);
         if (rpc.in != null) {
             rpcs.releaseIncoming(rpc);
             grants.schedule(control); // the freed budget may unblock another message

@@ -21,6 +21,8 @@ final class OutgoingMessage {
     final int unscheduledLimit;
     /** Priority for scheduled bytes, from the last GRANT. */
     int grantPriority;
+    /** Payload bytes sent again in answer to RESENDs. */
+    long retransmittedBytes;
     /** Whether this message is in the sender's SRPT queue. */
     boolean queued;
 

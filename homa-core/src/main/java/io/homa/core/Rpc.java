@@ -47,6 +47,8 @@ final class Rpc {
     boolean timingRoundTrip;
     /** Client: part of the request was retransmitted, so its response measures nothing. */
     boolean roundTripSpoiled;
+    /** When the RPC started (the engine's clock, ns), for {@link HomaEngine#rpcs}. */
+    long startedAt;
     /** Neighbours in the engine's list of live RPCs, oldest first (the timer scans in age order). */
     Rpc olderLive;
     Rpc newerLive;

@@ -192,6 +192,7 @@ final class RpcTimer {
     private void expire(Rpc rpc) {
         if (rpc.client) {
             counters.bump(Counter.TIMEOUTS);
+            counters.observer.clientRpcTimedOut(rpc.peer.address, rpc.id);
             rpcs.fail(rpc, RpcError.TIMEOUT);
         } else {
             counters.bump(Counter.SERVER_RPCS_TIMED_OUT);
