@@ -395,7 +395,7 @@ public final class HomaEngine {
      */
     public void rpcs(long now, List<RpcState> out) {
         int[] gapPairs = new int[2 * MAX_REPORTED_GAPS];
-        for (Rpc r = rpcs.oldestLive(); r != null; r = r.newerLive) {
+        for (Rpc r : rpcs.allLive()) {
             OutgoingMessage o = r.out;
             IncomingMessage i = r.in;
             int gaps = i == null ? 0 : i.ranges.gaps(i.granted, gapPairs, MAX_REPORTED_GAPS);

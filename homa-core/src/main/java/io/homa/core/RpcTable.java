@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Queue;
@@ -235,6 +236,27 @@ final class RpcTable {
      */
     Rpc oldestLive() {
         return oldestLive;
+    }
+
+    /**
+     * Every live RPC, parked or not, oldest first: for introspection only (allocates, and visits
+     * every peer's server RPCs to find the parked ones).
+     */
+    List<Rpc> allLive() {
+        ArrayList<Rpc> all = new ArrayList<>();
+        for (Rpc r = oldestLive; r != null; r = r.newerLive) {
+            all.add(r);
+        }
+        all.addAll(unparked);
+        for (Peer p : peers.values()) {
+            p.serverRpcs.forEachValue(r -> {
+                if (r.parked) {
+                    all.add(r);
+                }
+            });
+        }
+        all.sort(BY_AGE);
+        return all;
     }
 
     /**
