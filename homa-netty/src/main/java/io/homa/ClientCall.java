@@ -9,7 +9,7 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.function.Function;
 
 /**
@@ -42,7 +42,12 @@ final class ClientCall<T> {
     ScheduledFuture<?> probe;
     /** TCP fallback: the server refused the TCP retry, having received the request over Homa. */
     boolean fallbackRefused;
-    private final AtomicBoolean ownerReleased = new AtomicBoolean();
+    /** 1 once {@link #owner} was released; a field and an updater, not an object per call. */
+    @SuppressWarnings("unused") // written through OWNER_RELEASED
+    private volatile int ownerReleased;
+    @SuppressWarnings("rawtypes")
+    private static final AtomicIntegerFieldUpdater<ClientCall> OWNER_RELEASED =
+            AtomicIntegerFieldUpdater.newUpdater(ClientCall.class, "ownerReleased");
 
     ClientCall(InetSocketAddress server, ByteBuffer payload, ByteBuf owner, Duration deadline,
                long deadlineNanos, Function<ReceivedMessage, T> decode) {
@@ -81,7 +86,7 @@ final class ClientCall<T> {
      * release listener frees it instead).
      */
     void releaseOwner() {
-        if (owner != null && ownerReleased.compareAndSet(false, true)) {
+        if (owner != null && OWNER_RELEASED.compareAndSet(this, 0, 1)) {
             ReferenceCountUtil.safeRelease(owner);
         }
     }
