@@ -247,6 +247,9 @@ final class Frame {
     }
 
     /** A Homa response: how the receiver took a frame, or a unary call's whole answer. */
+    /** Metadata with no entries. */
+    static final byte[][] NO_METADATA = new byte[0][];
+
     static final class Reply {
         /** The frame was taken (or, after the stream ended, ignored). */
         static final int ACK = 0;
@@ -285,6 +288,11 @@ final class Frame {
         }
 
         /** A unary result; {@code headers} is null when the server sent none. */
+        /** A result with no headers, messages or trailers: the call ends with {@code status} alone. */
+        static byte[] status(Status status) {
+            return result(null, List.of(), status, NO_METADATA);
+        }
+
         static byte[] result(byte[][] headers, List<byte[]> messages, Status status, byte[][] trailers) {
             byte[] d = utf8(status.getDescription());
             int size = 2 + 1 + (headers == null ? 0 : metadataSize(headers)) + 4 + 8 + d.length + metadataSize(trailers);

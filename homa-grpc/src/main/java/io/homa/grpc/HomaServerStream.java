@@ -224,7 +224,7 @@ final class HomaServerStream extends StreamBase implements ServerStream, Inbound
         Status toClient = Status.fromCode(status.getCode()).withDescription(status.getDescription());
         finishLocked(status);
         if (unaryRequest != null) {
-            answer(Frame.Reply.result(null, List.of(), toClient, new byte[0][]));
+            answer(Frame.Reply.status(toClient));
         } else if (tellClient) {
             queueSend(Frame.cancel(id, toClient));
         }
@@ -242,8 +242,7 @@ final class HomaServerStream extends StreamBase implements ServerStream, Inbound
             try {
                 unaryRequest.reply(result);
             } catch (HomaMessageTooLargeException e) {
-                unaryRequest.reply(Frame.Reply.result(null, List.of(),
-                        Status.RESOURCE_EXHAUSTED.withDescription(e.getMessage()), new byte[0][]));
+                unaryRequest.reply(Frame.Reply.status(Status.RESOURCE_EXHAUSTED.withDescription(e.getMessage())));
             }
         });
     }

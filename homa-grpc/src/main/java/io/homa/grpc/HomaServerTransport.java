@@ -22,7 +22,6 @@ import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
@@ -127,7 +126,7 @@ final class HomaServerTransport implements ServerTransport {
         synchronized (this) {
             if (shutdown) {
                 request.reply(unary
-                        ? Frame.Reply.result(null, List.of(), Status.UNAVAILABLE.withDescription("the server is shutting down"), new byte[0][])
+                        ? Frame.Reply.status(Status.UNAVAILABLE.withDescription("the server is shutting down"))
                         : Frame.Reply.of(Frame.Reply.REFUSED));
                 return;
             }
@@ -137,7 +136,7 @@ final class HomaServerTransport implements ServerTransport {
             }
             if (ended.containsKey(key)) { // cancelled before its OPEN arrived, or a stale repeat
                 request.reply(unary
-                        ? Frame.Reply.result(null, List.of(), Status.CANCELLED.withDescription("cancelled before it arrived"), new byte[0][])
+                        ? Frame.Reply.status(Status.CANCELLED.withDescription("cancelled before it arrived"))
                         : Frame.Reply.of(Frame.Reply.UNKNOWN_STREAM));
                 return;
             }
