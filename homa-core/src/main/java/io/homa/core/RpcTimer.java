@@ -13,11 +13,12 @@ import java.net.InetSocketAddress;
  * on its peer sleeps until the first tick at which its silence could make the timer act
  * ({@link #nextVisit}), a request the application works on is parked until it answers, and a
  * packet for a sleeping RPC wakes it for the next tick; the rest are looked at every tick, as
- * before, so that every decision is taken on the same tick, in the same order. For one RPC ({@link #check}, Linux Homa's homa_timer_check_rpc) the decisions are, in
- * order: a receiver starving a message sends a keep-alive; a silent RPC times out; a finished
- * response asks for its ACK (NEED_ACK); anything else asks for what it misses (RESEND). Loss is
- * detected per RPC (its own silence), but an RPC times out only when its peer as a whole has been
- * silent too: a peer that answers other RPCs is alive and merely busy. Timer packets are rationed, per peer and tick
+ * before, so that every decision is taken on the same tick, in the same order. For one RPC
+ * ({@link #check}, Linux Homa's homa_timer_check_rpc) the decisions are, in order: a receiver
+ * starving a message sends a keep-alive; a silent RPC times out; a finished response asks for its
+ * ACK (NEED_ACK); anything else asks for what it misses (RESEND). Loss is detected per RPC (its
+ * own silence), but an RPC times out only when its peer as a whole has been silent too: a peer
+ * that answers other RPCs is alive and merely busy. Timer packets are rationed, per peer and tick
  * and to a share of the link, so that a thousand waiting RPCs do not flood an overloaded peer.
  */
 final class RpcTimer {

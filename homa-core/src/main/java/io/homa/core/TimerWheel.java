@@ -8,7 +8,8 @@ import java.util.PriorityQueue;
  * Each live RPC is in one of four places ({@link Rpc.Schedule}):
  * <ul>
  *   <li>awake: on a list in age order, visited every tick. The timer keeps an RPC awake while it
- *       has something to do each tick (we owe its peer data or grants), or its time has come;</li>
+ *       has something to do on every tick (we owe its peer data or grants, or it is due and waits
+ *       for its peer's ration of timer packets), and from the tick its time comes;</li>
  *   <li>asleep: in a slot of a hashed timing wheel, until the tick before which the timer has
  *       nothing to do for it but count its silence ({@code RpcTimer#nextVisit});</li>
  *   <li>parked: the application is working on it; no tick until it answers;</li>
