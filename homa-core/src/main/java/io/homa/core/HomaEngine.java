@@ -3,6 +3,7 @@ package io.homa.core;
 import io.homa.core.wire.DecodedPacket;
 import io.homa.core.wire.DropReason;
 import io.homa.core.wire.PacketDecoder;
+import io.homa.core.wire.PacketType;
 
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -204,6 +205,25 @@ public final class HomaEngine {
         return true;
     }
 
+    /**
+     * Refuses a request delivered by a REQUEST event and not yet answered, without running it: the
+     * application is overloaded. Frees the server RPC (counted as
+     * {@link Counter#SERVER_RPCS_ABANDONED}) and sends the client an OVERLOADED packet, on which
+     * its engine fails the RPC at once with {@link RpcError#OVERLOADED} (see docs/wire-format.md).
+     *
+     * @return false if no such server RPC waits for its response
+     */
+    public boolean rejectOverloaded(long now, InetSocketAddress client, long rpcId) {
+        Rpc rpc = rpcs.serverRpc(client, rpcId);
+        if (rpc == null || rpc.state != Rpc.State.SERVER_PROCESSING) {
+            return false;
+        }
+        counters.bump(Counter.SERVER_RPCS_ABANDONED);
+        control.bare(client, PacketType.OVERLOADED, rpc.id, Counter.PACKETS_SENT_OVERLOADED);
+        rpcs.end(rpc);
+        return true;
+    }
+
     private void checkMessageLength(String what, int length) {
         if (length > cfg.maxMessageLength) {
             throw new IllegalArgumentException(what + " of " + length
@@ -319,6 +339,7 @@ public final class HomaEngine {
             case CUTOFFS -> priorities.onCutoffs(from, p);
             case NEED_ACK -> acks.onNeedAck(from, p.senderId);
             case ACK -> acks.onAck(from, p);
+            case OVERLOADED -> outgoing.onOverloaded(from, p);
         }
     }
 

@@ -223,6 +223,18 @@ final class OutgoingData {
         senders.offer(out);
     }
 
+    /** OVERLOADED: the server refused our request unrun; the RPC fails at once. */
+    void onOverloaded(InetSocketAddress from, DecodedPacket p) {
+        Rpc rpc = rpcs.controlTarget(from, p.senderId);
+        if (rpc == null) {
+            counters.drop(rpcs.whyMissing(from, p.senderId));
+        } else if (!rpc.client) {
+            counters.drop(DropReason.WRONG_STATE); // only a server refuses
+        } else {
+            rpcs.fail(rpc, RpcError.OVERLOADED);
+        }
+    }
+
     /** RPC_UNKNOWN: the peer does not know the RPC. A client starts its request over; a server gives up. */
     void onRpcUnknown(InetSocketAddress from, DecodedPacket p) {
         Rpc rpc = rpcs.controlTarget(from, p.senderId);
