@@ -27,10 +27,13 @@ local DEFAULT_MAX_MESSAGE = 64 * 1024 * 1024
 
 local DATA, GRANT, RESEND, RPC_UNKNOWN, BUSY, CUTOFFS, FREEZE, NEED_ACK, ACK =
     0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18
+-- homa-java's own: a server refused a request unrun, its application being overloaded.
+local OVERLOADED = 0x1F
 
 local TYPE_NAMES = {
     [DATA] = "DATA", [GRANT] = "GRANT", [RESEND] = "RESEND", [RPC_UNKNOWN] = "RPC_UNKNOWN",
     [BUSY] = "BUSY", [CUTOFFS] = "CUTOFFS", [NEED_ACK] = "NEED_ACK", [ACK] = "ACK",
+    [OVERLOADED] = "OVERLOADED",
 }
 
 local homa = Proto("homa", "Homa over UDP")
@@ -84,6 +87,7 @@ local e = {
     retransmit = ProtoExpert.new("homa.retransmission", "Retransmitted data (answers a RESEND)", SEQUENCE, NOTE),
     resend = ProtoExpert.new("homa.resend", "Receiver asks for data again", SEQUENCE, NOTE),
     unknown_rpc = ProtoExpert.new("homa.rpc_unknown", "Peer does not know this RPC", SEQUENCE, NOTE),
+    overloaded = ProtoExpert.new("homa.overloaded", "Server refused the request unrun: overloaded", SEQUENCE, NOTE),
     gso = ProtoExpert.new("homa.gso", "GSO batch captured before segmentation", PROTOCOL, CHAT),
 }
 homa.experts = e
@@ -342,6 +346,7 @@ local function dissect_packet(tvb, root)
     else
         fixed_length(tree, len, COMMON_HEADER, name)
         if code == RPC_UNKNOWN then tree:add_proto_expert_info(e.unknown_rpc) end
+        if code == OVERLOADED then tree:add_proto_expert_info(e.overloaded) end
         detail = nil
     end
     local info = name .. " id=" .. tostring(id)

@@ -127,18 +127,6 @@ final class DatagramWriter {
         }
     }
 
-    /**
-     * Sends an {@link OverloadNotice} about the client's RPC {@code clientRpcId} to that client, {@code to},
-     * at the highest priority (never subject to fault injection: it is the shell's, not the engine's).
-     */
-    void sendOverloadNotice(InetSocketAddress to, long clientRpcId) {
-        OverloadNotice.write(reserve(), clientRpcId);
-        int chIndex = channelOfLevel[WireFormat.MAX_PRIORITY];
-        shell[Shell.BYTES_SENT_CONTROL.ordinal()] += OverloadNotice.LENGTH;
-        shell[Shell.DATAGRAMS_SENT.ordinal()]++;
-        write(channels.get(chIndex), chIndex, new DatagramPacket(take(OverloadNotice.LENGTH), to));
-    }
-
     /** The {@code length} bytes just written after the batch's writer index, as a slice of their own. */
     private ByteBuf take(int length) {
         ByteBuf bytes = batch.retainedSlice(batch.writerIndex(), length);

@@ -495,10 +495,6 @@ final class EngineLoop implements ServerRequest.Path {
                 w[1] = System.nanoTime();
             }
         }
-        if (OverloadNotice.is(bytes)) {
-            overloaded(from, OverloadNotice.clientRpcId(bytes));
-            return;
-        }
         try {
             engine.onDatagram(System.nanoTime(), from, bytes);
         } catch (RuntimeException e) { // the engine validates everything: this is a bug, but not the peer's win
@@ -622,6 +618,9 @@ final class EngineLoop implements ServerRequest.Path {
                     if (c.fallbackRefused && e.error() == RpcError.TIMEOUT) {
                         socket.peers().onTcp(c.server); // its requests arrive, its answers do not
                     }
+                    if (e.error() == RpcError.OVERLOADED) {
+                        shell[Shell.CALLS_OVERLOADED.ordinal()]++;
+                    }
                     fail(c, toException(c, e.error()));
                     releaseSlot(c.server);
                 }
@@ -654,31 +653,15 @@ final class EngineLoop implements ServerRequest.Path {
 
     /**
      * Refuses a request without running its handler: the queue of requests waiting for one is
-     * full. The engine frees the RPC and the client hears an {@link OverloadNotice}. The request is
-     * not remembered as dropped: should the notice be lost, the client's retry is judged afresh.
+     * full. The engine frees the RPC and tells the client with an OVERLOADED packet, on which the
+     * client's engine fails the call ({@link RpcError#OVERLOADED}). The request is not remembered
+     * as dropped: should the packet be lost, the client's retry is judged afresh.
      */
     private void refuseOverloaded(long now, ServerRequest r) {
         r.markDropped();
         shell[Shell.REQUESTS_OVERLOADED.ordinal()]++;
         log.debug("{} refused: {} requests wait for the handler already", r, socket.config().maxQueuedRequests());
-        abandon(now, r.peer(), r.rpcId);
-        writer.sendOverloadNotice(r.peer(), r.rpcId);
-    }
-
-    /** A server refused our call {@code rpcId} unrun ({@link OverloadNotice}): fail it, if {@code from} owns it. */
-    private void overloaded(InetSocketAddress from, long rpcId) {
-        ClientCall<?> c = calls.get(rpcId);
-        if (c == null || !c.server.equals(from)) {
-            shell[Shell.DATAGRAMS_DROPPED.ordinal()]++; // finished already, or not from its server
-            return;
-        }
-        removeCall(rpcId);
-        c.cancelTimer();
-        engine.abort(System.nanoTime(), rpcId);
-        shell[Shell.CALLS_OVERLOADED.ordinal()]++;
-        fail(c, new HomaOverloadedException(c + " refused by the server: more than its maxQueuedRequests"
-                + " requests wait for its handler; it did not run this one (retry later)"));
-        releaseSlot(c.server);
+        engine.rejectOverloaded(now, r.peer(), r.rpcId);
     }
 
     private static HomaException toException(ClientCall<?> c, RpcError error) {
@@ -687,6 +670,8 @@ final class EngineLoop implements ServerRequest.Path {
                     ? ": no Homa answer came back, though the server received the request over Homa (it said so"
                     + " over TCP, and did not run it again there: it may have run once)"
                     : ": the server was silent for too long (it is gone, unreachable or overloaded)"));
+            case OVERLOADED -> new HomaOverloadedException(c + " refused by the server: more than its maxQueuedRequests"
+                    + " requests wait for its handler; it did not run this one (retry later)");
             case PEER_UNKNOWN_RPC -> new HomaUnknownRpcException(c + ": the server does not know this RPC, even"
                     + " after sending it again (it restarted, or its handler failed or never replied)");
         };

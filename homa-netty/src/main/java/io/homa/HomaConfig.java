@@ -514,7 +514,7 @@ public final class HomaConfig {
         /**
          * Most requests waiting for their handler to start, per socket (at least 1). When handlers
          * fall behind, a request over this bound is refused at once: the server sends the caller
-         * an overload notice and frees the request, and the caller's future fails with
+         * an OVERLOADED packet and frees the request, and the caller's future fails with
          * {@link HomaOverloadedException} (it may retry later). The handler never runs for it.
          * The bound keeps a flood from holding unbounded memory in waiting requests; size it to
          * what the handlers can work off within the callers' deadlines. Default

@@ -71,8 +71,8 @@ public final class HomaMetrics {
         /** Requests whose handler never ran: their request timeout passed (or the socket closed) while they waited. */
         REQUESTS_SKIPPED,
         /**
-         * Datagrams the shell itself dropped: overload notices naming none of our live calls or
-         * not from its server, and datagrams whose processing failed (see the log).
+         * Datagrams the shell itself dropped: datagrams whose processing failed (see the log).
+         * (Packets the engine refuses count as {@link #droppedPackets()}, by reason.)
          */
         DATAGRAMS_DROPPED,
         /**

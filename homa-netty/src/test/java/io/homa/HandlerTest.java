@@ -189,6 +189,9 @@ class HandlerTest {
             assertEquals(3, ran.get(), "the handler ran for a refused request");
             assertEquals(5, server.metrics().shell(HomaMetrics.Shell.REQUESTS_OVERLOADED), server.metrics().toString());
             assertEquals(5, client.metrics().shell(HomaMetrics.Shell.CALLS_OVERLOADED), client.metrics().toString());
+            // The refusal is the engine's OVERLOADED packet, one per refused request.
+            assertEquals(5, server.metrics().packetsSent("OVERLOADED"), server.metrics().toString());
+            assertEquals(5, client.metrics().packetsReceived("OVERLOADED"), client.metrics().toString());
             Loopback.awaitIdle(client, server);
         }
     }

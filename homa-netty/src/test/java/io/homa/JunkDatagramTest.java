@@ -21,8 +21,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * Junk sent to a real socket with several engines on one port: with SO_REUSEPORT the shell reads
  * a datagram's sender id to route it to the engine that owns its RPC before the engine validates
  * anything. Random datagrams (empty up to 1,500 bytes), every packet type cut short (its sender
- * id odd or even, so that some are routed to another loop), and forged overload notices from 8
- * source ports: every one is dropped and counted (by the engine's decoder or by the shell), none
+ * id odd or even, so that some are routed to another loop), and forged OVERLOADED packets from 8
+ * source ports: every one is dropped and counted (by the engine or by the shell), none
  * is thrown (no I/O error, nothing escapes an event loop), and the socket goes on serving.
  */
 class JunkDatagramTest {
@@ -75,7 +75,7 @@ class JunkDatagramTest {
         }
     }
 
-    /** One junk datagram: random bytes, a packet of some type cut short, or a forged overload notice. */
+    /** One junk datagram: random bytes, a packet of some type cut short, or a forged OVERLOADED packet. */
     private static ByteBuffer junk(SplittableRandom random) {
         ByteBuffer b = ByteBuffer.allocate(2_000);
         long id = random.nextLong();
@@ -102,7 +102,7 @@ class JunkDatagramTest {
                 return b;
             }
             default -> {
-                OverloadNotice.write(b, id | 1); // names no call of the server's
+                PacketEncoder.bare(b, PacketType.OVERLOADED, id | 1); // names no call of the server's
                 return b.flip();
             }
         }

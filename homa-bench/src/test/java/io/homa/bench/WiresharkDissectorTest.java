@@ -2,6 +2,7 @@ package io.homa.bench;
 
 import io.homa.HomaConfig;
 import io.homa.HomaMetrics;
+import io.homa.HomaOverloadedException;
 import io.homa.HomaRequest;
 import io.homa.HomaSocket;
 import io.homa.core.EngineConfig;
@@ -37,6 +38,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
@@ -46,6 +49,7 @@ import static io.homa.bench.TcpTransportTest.random;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -54,7 +58,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * The Wireshark dissector (tools/wireshark/homa.lua) decodes a real capture. An echo workload on
  * loopback makes every packet type appear through the public API (DATA in single segments and in
  * GSO batches, GRANT, RESEND with lost DATA and retransmissions, RPC_UNKNOWN, BUSY, CUTOFFS,
- * NEED_ACK, ACK); tcpdump captures it; hand-made malformed datagrams are sent to the server too.
+ * NEED_ACK, ACK, and OVERLOADED from a server whose handler queue is full); tcpdump captures it; hand-made malformed datagrams are sent to the server too.
  * tshark then decodes the capture with the dissector, and every frame is checked against
  * homa-core's own {@link PacketDecoder} applied to the same UDP payload: types, ids, offsets,
  * lengths, priorities, and for each malformed datagram the drop reason the receiving engine counted.
@@ -70,6 +74,8 @@ class WiresharkDissectorTest {
     private static final String HOST = "127.0.0.1";
     /** The echo server holds (never answers) a request of this length, to provoke BUSY. */
     private static final int HOLD_LENGTH = 777;
+    /** The restarted server's one handler thread blocks on a request of this length, to provoke OVERLOADED. */
+    private static final int BLOCK_LENGTH = 555;
     private static final int[] ECHO_SIZES = {0, 1, 100, 1432, 1433, 50_000, 200_000};
     private static final Duration WAIT = Duration.ofSeconds(30);
     private static final List<String> FIELDS = List.of("frame.number", "udp.srcport", "ip.dsfield", "udp.payload",
@@ -181,12 +187,42 @@ class WiresharkDissectorTest {
             // The server restarts on the same port without the held request: the client's next
             // RESEND gets RPC_UNKNOWN, it sends the request again and the new server echoes it.
             serverA.close();
-            serverB = HomaSocket.open(config(server.getPort()).build());
-            serverB.serve(request -> request.reply(request.toByteArray()));
+            // One handler thread and room for one waiting request: a request that finds the thread
+            // blocked and one waiting is refused unrun, with OVERLOADED.
+            serverB = HomaSocket.open(config(server.getPort()).executorThreads(1).maxQueuedRequests(1).build());
+            CountDownLatch unblock = new CountDownLatch(1);
+            serverB.serve(request -> {
+                if (request.length() == BLOCK_LENGTH) {
+                    try {
+                        unblock.await(WAIT.toSeconds(), TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                request.reply(request.toByteArray());
+            });
             assertArrayEquals(holdRequest, heldCall.get(WAIT.toSeconds(), TimeUnit.SECONDS), "the restarted call");
             HomaSocket b0 = serverB;
             await(() -> b0.metrics().packetsSent("RPC_UNKNOWN") > 0
                     && b0.metrics().packetsReceived("ACK") > 0, () -> "RPC_UNKNOWN and ACK " + b0.metrics());
+
+            // Three requests for one blocked handler thread and one place in the queue: at least one is refused.
+            List<CompletableFuture<byte[]>> blocked = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                blocked.add(clientSocket.call(server, random(BLOCK_LENGTH, 20 + i)));
+            }
+            await(() -> b0.metrics().packetsSent("OVERLOADED") > 0, () -> "OVERLOADED " + b0.metrics());
+            unblock.countDown();
+            int overloaded = 0;
+            for (CompletableFuture<byte[]> call : blocked) {
+                try {
+                    assertEquals(BLOCK_LENGTH, call.get(WAIT.toSeconds(), TimeUnit.SECONDS).length);
+                } catch (ExecutionException e) {
+                    assertInstanceOf(HomaOverloadedException.class, e.getCause());
+                    overloaded++;
+                }
+            }
+            assertTrue(overloaded >= 1, "a call was refused as overloaded");
         } finally {
             clientSocket.close();
             deafSocket.close();

@@ -32,7 +32,7 @@ final class ControlPackets implements GrantScheduler.Sink {
         this.counters = counters;
     }
 
-    /** A packet that is the common header alone: RPC_UNKNOWN, BUSY or NEED_ACK. */
+    /** A packet that is the common header alone: RPC_UNKNOWN, BUSY, NEED_ACK or OVERLOADED. */
     void bare(InetSocketAddress to, PacketType type, long senderId, Counter counter) {
         Packet c = take(to);
         PacketEncoder.bare(c.buffer, type, senderId);

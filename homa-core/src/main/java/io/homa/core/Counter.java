@@ -5,9 +5,10 @@ import io.homa.core.wire.PacketType;
 /** Named counters of one engine (Aeron style: counters, not log lines). */
 public enum Counter {
     PACKETS_SENT_DATA, PACKETS_SENT_GRANT, PACKETS_SENT_RESEND, PACKETS_SENT_RPC_UNKNOWN, PACKETS_SENT_BUSY,
-    PACKETS_SENT_CUTOFFS, PACKETS_SENT_NEED_ACK, PACKETS_SENT_ACK,
+    PACKETS_SENT_CUTOFFS, PACKETS_SENT_NEED_ACK, PACKETS_SENT_ACK, PACKETS_SENT_OVERLOADED,
     PACKETS_RECEIVED_DATA, PACKETS_RECEIVED_GRANT, PACKETS_RECEIVED_RESEND, PACKETS_RECEIVED_RPC_UNKNOWN,
     PACKETS_RECEIVED_BUSY, PACKETS_RECEIVED_CUTOFFS, PACKETS_RECEIVED_NEED_ACK, PACKETS_RECEIVED_ACK,
+    PACKETS_RECEIVED_OVERLOADED,
     /** Datagram bytes sent (Homa header included, IP/UDP not). */
     BYTES_SENT,
     /** Datagram bytes received and accepted by the decoder. */
@@ -26,7 +27,7 @@ public enum Counter {
     SERVER_RPCS_STARTED, SERVER_RPCS_COMPLETED,
     /** Server RPCs freed without an ACK because the client stayed silent. */
     SERVER_RPCS_TIMED_OUT,
-    /** Server RPCs dropped on RPC_UNKNOWN from their client. */
+    /** Server RPCs dropped on RPC_UNKNOWN from their client, or given up or refused by the application. */
     SERVER_RPCS_ABANDONED,
     /** Client RPCs whose request restarted after RPC_UNKNOWN. */
     REQUEST_RESTARTS,

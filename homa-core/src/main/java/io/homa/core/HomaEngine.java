@@ -3,6 +3,7 @@ package io.homa.core;
 import io.homa.core.wire.DecodedPacket;
 import io.homa.core.wire.DropReason;
 import io.homa.core.wire.PacketDecoder;
+import io.homa.core.wire.PacketType;
 
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -162,8 +163,7 @@ public final class HomaEngine {
         limits.checkOutgoingLength("response", length);
         limits.checkOutgoingRoom("response", length);
         rpc.state = Rpc.State.SERVER_RESPONDING;
-        rpc.silentTicks = 0;
-        rpcs.unpark(rpc); // the timer looks after it again
+        rpcs.heard(rpc); // the timer looks after it again, its silence counted from now
         outgoing.start(rpc, response);
         clock.arm(now);
         return true;
@@ -201,6 +201,25 @@ public final class HomaEngine {
             return false;
         }
         counters.bump(Counter.SERVER_RPCS_ABANDONED);
+        rpcs.end(rpc);
+        return true;
+    }
+
+    /**
+     * Refuses a request delivered by a REQUEST event and not yet answered, without running it: the
+     * application is overloaded. Frees the server RPC (counted as
+     * {@link Counter#SERVER_RPCS_ABANDONED}) and sends the client an OVERLOADED packet, on which
+     * its engine fails the RPC at once with {@link RpcError#OVERLOADED} (see docs/wire-format.md).
+     *
+     * @return false if no such server RPC waits for its response
+     */
+    public boolean rejectOverloaded(long now, InetSocketAddress client, long rpcId) {
+        Rpc rpc = rpcs.serverRpc(client, rpcId);
+        if (rpc == null || rpc.state != Rpc.State.SERVER_PROCESSING) {
+            return false;
+        }
+        counters.bump(Counter.SERVER_RPCS_ABANDONED);
+        control.bare(client, PacketType.OVERLOADED, rpc.id, Counter.PACKETS_SENT_OVERLOADED);
         rpcs.end(rpc);
         return true;
     }
@@ -320,6 +339,7 @@ public final class HomaEngine {
             case CUTOFFS -> priorities.onCutoffs(from, p);
             case NEED_ACK -> acks.onNeedAck(from, p.senderId);
             case ACK -> acks.onAck(from, p);
+            case OVERLOADED -> outgoing.onOverloaded(from, p);
         }
     }
 
@@ -381,11 +401,9 @@ public final class HomaEngine {
      * upper bound: what the incoming budget {@code maxIncoming} limits.
      */
     public long grantedUnreceivedBytes() {
-        long sum = 0;
-        for (Rpc r = rpcs.oldestLive(); r != null; r = r.newerLive) {
-            sum += r.in == null ? 0 : r.in.scheduledOutstanding(unscheduledLimit);
-        }
-        return sum;
+        long[] sum = {0};
+        rpcs.forEachLive(r -> sum[0] += r.in == null ? 0 : r.in.scheduledOutstanding(unscheduledLimit));
+        return sum[0];
     }
 
     /**
@@ -403,9 +421,17 @@ public final class HomaEngine {
             out.add(new RpcState(r.id, r.peer.address, r.client, r.state.name(),
                     o == null ? -1 : o.length, o == null ? -1 : o.sent, o == null ? -1 : o.granted,
                     i == null ? -1 : i.length, i == null ? -1 : i.received(), i == null ? -1 : i.granted, gaps,
-                    priority, r.silentTicks, now - r.startedAt));
+                    priority, silentTicks(r), now - r.startedAt));
         }
     }
+
+    /** Ticks since a packet for the RPC last arrived (0 while the application works on it). */
+    private int silentTicks(Rpc r) {
+        return r.schedule == Rpc.Schedule.PARKED ? 0 : (int) Math.min(Integer.MAX_VALUE, clock.tick() - r.silentSince);
+    }
+
+    /** Live RPCs asleep in the timer's wheel: the ticks before their time do not visit them. */
+    int sleepingRpcs() { return rpcs.wheel().asleep(); }
 
     /** Ids remembered for finished server RPCs (expire after {@code tombstoneTicks}). */
     public int tombstones() { return rpcs.tombstones(); }

@@ -243,7 +243,7 @@ final class IncomingData {
         if (added > 0 || newMessage) {
             rpc.asks = 0; // progress: the next silence starts a fresh backoff
         }
-        rpc.silentTicks = 0;
+        rpcs.heard(rpc);
         rpc.peer.heardTick = clock.tick(); // the peer is alive
         rpc.heard = true;
         priorities.announceIfStale(now, rpc, p.cutoffVersion);

@@ -153,7 +153,7 @@ final class OutgoingData {
         }
         if (!rpc.client && rpc.state == Rpc.State.SERVER_RESPONDING && m.fullySent()) {
             rpc.state = Rpc.State.SERVER_AWAITING_ACK;
-            rpc.silentTicks = 0;
+            rpcs.heard(rpc);
         }
     }
 
@@ -166,7 +166,7 @@ final class OutgoingData {
             counters.drop(rpcs.whyMissing(from, p.senderId));
             return;
         }
-        rpc.silentTicks = 0;
+        rpcs.heard(rpc);
         OutgoingMessage out = rpc.out;
         if (out == null) {
             counters.drop(DropReason.WRONG_STATE);
@@ -192,7 +192,7 @@ final class OutgoingData {
             }
             return;
         }
-        rpc.silentTicks = 0;
+        rpcs.heard(rpc);
         OutgoingMessage out = rpc.out;
         if (out == null) {
             // Server still receiving the request or processing it: alive, nothing to send.
@@ -223,6 +223,18 @@ final class OutgoingData {
         senders.offer(out);
     }
 
+    /** OVERLOADED: the server refused our request unrun; the RPC fails at once. */
+    void onOverloaded(InetSocketAddress from, DecodedPacket p) {
+        Rpc rpc = rpcs.controlTarget(from, p.senderId);
+        if (rpc == null) {
+            counters.drop(rpcs.whyMissing(from, p.senderId));
+        } else if (!rpc.client) {
+            counters.drop(DropReason.WRONG_STATE); // only a server refuses
+        } else {
+            rpcs.fail(rpc, RpcError.OVERLOADED);
+        }
+    }
+
     /** RPC_UNKNOWN: the peer does not know the RPC. A client starts its request over; a server gives up. */
     void onRpcUnknown(InetSocketAddress from, DecodedPacket p) {
         Rpc rpc = rpcs.controlTarget(from, p.senderId);
@@ -249,7 +261,7 @@ final class OutgoingData {
         senders.remove(rpc.out);
         rpc.out.restart();
         rpc.heard = false; // the server forgot it
-        rpc.silentTicks = 0;
+        rpcs.heard(rpc);
         senders.offer(rpc.out);
     }
 }

@@ -21,14 +21,20 @@ final class Rpc {
         DEAD
     }
 
+    /** Where the timer keeps the RPC (see {@link TimerWheel}). */
+    enum Schedule { AWAKE, ASLEEP, PARKED, WAKING, GONE }
+
     final long id;
     final Peer peer;
     final boolean client;
     State state;
     OutgoingMessage out;
     IncomingMessage in;
-    /** Ticks since a packet for this RPC last arrived. */
-    int silentTicks;
+    /**
+     * The tick of the RPC's last sign of life (a packet for it, or a tick at which we owed its peer
+     * data or grants): its silence is the ticks since.
+     */
+    long silentSince;
     /** Ticks spent waiting for our own grants (the sender hears BUSY now and then). */
     int waitTicks;
     /** Server: the length of the request, kept once it is delivered (it bounds a blind response). */
@@ -49,13 +55,14 @@ final class Rpc {
     boolean roundTripSpoiled;
     /** When the RPC started (the engine's clock, ns), for {@link HomaEngine#rpcs}. */
     long startedAt;
-    /** Neighbours in the engine's list of live RPCs, oldest first (the timer scans in age order). */
-    Rpc olderLive;
-    Rpc newerLive;
-    /** Place in the order of creation, which the live list keeps. */
+    /** Where the timer keeps it, and until when if asleep (see {@link TimerWheel}). */
+    Schedule schedule;
+    long wakeTick;
+    /** Neighbours on the timer's awake list (oldest first) or in the wheel slot it sleeps in. */
+    Rpc prev;
+    Rpc next;
+    /** Place in the order of creation, which the timer's awake list keeps. */
     long created;
-    /** Server: taken off the live list while the application works on it (see {@code RpcTable#park}). */
-    boolean parked;
 
     Rpc(long id, Peer peer, boolean client) {
         this.id = id;

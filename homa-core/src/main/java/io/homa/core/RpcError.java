@@ -5,5 +5,10 @@ public enum RpcError {
     /** The server was silent for the configured timeout. */
     TIMEOUT,
     /** The server kept answering RPC_UNKNOWN after the configured number of restarts. */
-    PEER_UNKNOWN_RPC
+    PEER_UNKNOWN_RPC,
+    /**
+     * The server refused the request without running it: its application is overloaded (an
+     * OVERLOADED packet). Calling again later is safe.
+     */
+    OVERLOADED
 }

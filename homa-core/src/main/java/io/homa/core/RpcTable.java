@@ -6,18 +6,18 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Queue;
+import java.util.function.Consumer;
 
 /**
  * The RPCs of one engine and the peers they talk to (Linux Homa's homa_rpc.c and homa_peer.c):
- * client RPCs by id, server RPCs by peer and client id, every live RPC in order of creation (the
- * timer scans them oldest first, as Linux Homa does), the ids this engine hands out, the order
- * in which messages were created, and the end of an RPC, which lets go of all it holds.
+ * client RPCs by id, server RPCs by peer and client id, the timer's schedule of them
+ * ({@link TimerWheel}), the ids this engine hands out, the order in which messages were created,
+ * and the end of an RPC, which lets go of all it holds.
  */
 final class RpcTable {
     /**
@@ -26,7 +26,6 @@ final class RpcTable {
      * trip, and the sweep walks every peer, which is worth a tick's time only when there are many.
      */
     private static final int PEER_SWEEP_THRESHOLD = 4096;
-    private static final Comparator<Rpc> BY_AGE = Comparator.comparingLong(r -> r.created);
 
     private final EngineConfig cfg;
     private final TickClock clock;
@@ -42,12 +41,7 @@ final class RpcTable {
     private final Map<InetSocketAddress, Peer> peers = new HashMap<>();
     private final LongMap<Rpc> clientRpcs = new LongMap<>(64);
     private int serverRpcCount;
-    private Rpc oldestLive;
-    private Rpc newestLive;
-    /** RPCs created so far: {@link Rpc#created}. */
-    private long rpcsCreated;
-    /** Parked RPCs the application answered since the last tick, to go back into the live list. */
-    private final ArrayList<Rpc> unparked = new ArrayList<>();
+    private final TimerWheel wheel = new TimerWheel();
     private final RpcIdSequence ids;
     /** Messages (both directions) in order of creation: SRPT breaks ties to the older. */
     private long seq;
@@ -82,7 +76,8 @@ final class RpcTable {
         long id = allocateId();
         Peer peer = peerFor(server);
         Rpc rpc = new Rpc(id, peer, true);
-        linkLive(rpc);
+        rpc.silentSince = clock.tick();
+        wheel.add(rpc);
         clientRpcs.put(id, rpc);
         peer.clientRpcs++;
         return rpc;
@@ -92,7 +87,8 @@ final class RpcTable {
     Rpc newServerRpc(InetSocketAddress client, long clientId) {
         Peer peer = peerFor(client);
         Rpc rpc = new Rpc(clientId ^ 1, peer, false);
-        linkLive(rpc);
+        rpc.silentSince = clock.tick();
+        wheel.add(rpc);
         peer.serverRpcs.put(clientId, rpc);
         serverRpcCount++;
         return rpc;
@@ -210,7 +206,7 @@ final class RpcTable {
             }
         }
         rpc.state = Rpc.State.DEAD;
-        unlinkLive(rpc);
+        wheel.remove(rpc);
         grants.schedule(control); // freed budget may unblock needy messages
     }
 
@@ -228,116 +224,39 @@ final class RpcTable {
         return in;
     }
 
-    // ------------------------------------------------------------------ live list
+    // ------------------------------------------------------------------ the timer's schedule
 
-    /**
-     * The oldest RPC on the live list (follow {@link Rpc#newerLive} for the rest), or null. The list
-     * holds every live RPC but the parked ones, which have nothing on it to look after.
-     */
-    Rpc oldestLive() {
-        return oldestLive;
+    /** Which RPCs the timer visits on a tick. */
+    TimerWheel wheel() {
+        return wheel;
     }
 
     /**
-     * Every live RPC, parked or not, oldest first: for introspection only (allocates, and visits
-     * every peer's server RPCs to find the parked ones).
+     * A packet for the RPC arrived (or the application answered it): its silence starts over, and
+     * the timer looks at it on the next tick, whatever it was waiting for.
+     */
+    void heard(Rpc rpc) {
+        rpc.silentSince = clock.tick();
+        wheel.wake(rpc);
+    }
+
+    /**
+     * Every live RPC (awake, asleep or parked), oldest first: for introspection only (allocates,
+     * and visits every RPC).
      */
     List<Rpc> allLive() {
-        ArrayList<Rpc> all = new ArrayList<>();
-        for (Rpc r = oldestLive; r != null; r = r.newerLive) {
-            all.add(r);
-        }
-        all.addAll(unparked);
-        for (Peer p : peers.values()) {
-            p.serverRpcs.forEachValue(r -> {
-                if (r.parked) {
-                    all.add(r);
-                }
-            });
-        }
-        all.sort(BY_AGE);
+        ArrayList<Rpc> all = new ArrayList<>(liveRpcs());
+        forEachLive(all::add);
+        all.sort(TimerWheel.BY_AGE);
         return all;
     }
 
-    /**
-     * Takes a server RPC whose request the application is working on off the live list: the timer
-     * has nothing to do for it until {@link #unpark} (it never times out, asks or answers), so a
-     * tick need not visit it however many there are.
-     */
-    void park(Rpc rpc) {
-        unlinkLive(rpc);
-        rpc.parked = true;
-    }
-
-    /** The application answered a parked RPC: it goes back into the live list at its age's place, next tick. */
-    void unpark(Rpc rpc) {
-        if (rpc.parked) {
-            rpc.parked = false;
-            unparked.add(rpc);
+    /** Visits every live RPC, in no particular order: for introspection only (visits every RPC). */
+    void forEachLive(Consumer<Rpc> action) {
+        clientRpcs.forEachValue(action);
+        for (Peer p : peers.values()) {
+            p.serverRpcs.forEachValue(action);
         }
-    }
-
-    /**
-     * Puts the RPCs unparked since the last call back into the live list, each where its age puts
-     * it, so that the timer visits the RPCs in the same order as if they had never left. Runs at the
-     * start of a tick; walks the list only as far as the youngest of them.
-     */
-    void relinkUnparked() {
-        if (unparked.isEmpty()) {
-            return;
-        }
-        unparked.sort(BY_AGE);
-        Rpc after = null; // the RPC the next one goes after: null for the head
-        Rpc before = oldestLive;
-        for (Rpc rpc : unparked) {
-            if (rpc.state == Rpc.State.DEAD) {
-                continue; // ended meanwhile
-            }
-            while (before != null && before.created < rpc.created) {
-                after = before;
-                before = before.newerLive;
-            }
-            rpc.olderLive = after;
-            rpc.newerLive = before;
-            if (after != null) {
-                after.newerLive = rpc;
-            } else {
-                oldestLive = rpc;
-            }
-            if (before != null) {
-                before.olderLive = rpc;
-            } else {
-                newestLive = rpc;
-            }
-            after = rpc;
-        }
-        unparked.clear();
-    }
-
-    private void linkLive(Rpc rpc) {
-        rpc.created = rpcsCreated++;
-        rpc.olderLive = newestLive;
-        if (newestLive != null) {
-            newestLive.newerLive = rpc;
-        } else {
-            oldestLive = rpc;
-        }
-        newestLive = rpc;
-    }
-
-    private void unlinkLive(Rpc rpc) {
-        if (rpc.olderLive != null) {
-            rpc.olderLive.newerLive = rpc.newerLive;
-        } else if (oldestLive == rpc) {
-            oldestLive = rpc.newerLive;
-        }
-        if (rpc.newerLive != null) {
-            rpc.newerLive.olderLive = rpc.olderLive;
-        } else if (newestLive == rpc) {
-            newestLive = rpc.olderLive;
-        }
-        rpc.olderLive = null;
-        rpc.newerLive = null;
     }
 
     // ------------------------------------------------------------------ peers and counts

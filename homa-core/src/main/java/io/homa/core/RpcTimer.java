@@ -7,14 +7,18 @@ import io.homa.core.wire.WireFormat;
 import java.net.InetSocketAddress;
 
 /**
- * The timer's work on each tick (Linux Homa's homa_timer.c): every live RPC, oldest first, is
- * checked for silence (but requests the application is working on are parked off the list after
- * one look, so that they cost a tick nothing), and the peers' tombstones and owed acks are looked
- * after. For one RPC ({@link #check}, Linux Homa's homa_timer_check_rpc) the decisions are, in
- * order: a receiver starving a message sends a keep-alive; a silent RPC times out; a finished
- * response asks for its ACK (NEED_ACK); anything else asks for what it misses (RESEND). Loss is
- * detected per RPC (its own silence), but an RPC times out only when its peer as a whole has been
- * silent too: a peer that answers other RPCs is alive and merely busy. Timer packets are rationed, per peer and tick
+ * The timer's work on each tick (Linux Homa's homa_timer.c): the live RPCs, oldest first, are
+ * checked for silence, and the peers' tombstones and owed acks are looked after. A tick visits
+ * only the RPCs whose time may have come ({@link TimerWheel}): after each look, an RPC that waits
+ * on its peer sleeps until the first tick at which its silence could make the timer act
+ * ({@link #nextVisit}), a request the application works on is parked until it answers, and a
+ * packet for a sleeping RPC wakes it for the next tick; the rest are looked at every tick, as
+ * before, so that every decision is taken on the same tick, in the same order. For one RPC
+ * ({@link #check}, Linux Homa's homa_timer_check_rpc) the decisions are, in order: a receiver
+ * starving a message sends a keep-alive; a silent RPC times out; a finished response asks for its
+ * ACK (NEED_ACK); anything else asks for what it misses (RESEND). Loss is detected per RPC (its
+ * own silence), but an RPC times out only when its peer as a whole has been silent too: a peer
+ * that answers other RPCs is alive and merely busy. Timer packets are rationed, per peer and tick
  * and to a share of the link, so that a thousand waiting RPCs do not flood an overloaded peer.
  */
 final class RpcTimer {
@@ -87,13 +91,19 @@ final class RpcTimer {
     /** One tick (the clock has just advanced). */
     void tick() {
         timerBytes = Math.min(timerBytes + timerBytesPerTick, timerBytesMax);
-        rpcs.relinkUnparked();
+        TimerWheel wheel = rpcs.wheel();
         // Oldest first, so that when a peer's budget of timer packets runs out the oldest RPCs
         // were served (and every RPC gets its turn as the older ones hear back).
-        Rpc rpc = rpcs.oldestLive();
+        Rpc rpc = wheel.startTick(clock.tick());
         while (rpc != null) {
-            Rpc next = rpc.newerLive; // check may end rpc
+            Rpc next = rpc.next; // check may end, park or put to sleep rpc
             check(rpc);
+            if (rpc.schedule == Rpc.Schedule.AWAKE) {
+                long at = nextVisit(rpc);
+                if (at > clock.tick() + 1) {
+                    wheel.sleep(rpc, at);
+                }
+            }
             rpc = next;
         }
         for (Peer p : rpcs.peers()) {
@@ -107,7 +117,7 @@ final class RpcTimer {
     void onBusy(InetSocketAddress from, DecodedPacket p) {
         Rpc rpc = rpcs.controlTarget(from, p.senderId);
         if (rpc != null) {
-            rpc.silentTicks = 0;
+            rpcs.heard(rpc);
         } else {
             counters.drop(rpcs.whyMissing(from, p.senderId));
         }
@@ -117,15 +127,14 @@ final class RpcTimer {
     private void check(Rpc rpc) {
         if (rpc.state == Rpc.State.SERVER_PROCESSING) {
             // The application is working on it: nothing to do until it answers, so later ticks
-            // skip it (HomaEngine.respond unparks it, and its silence starts from 0 then too).
-            rpc.silentTicks = 0;
-            rpcs.park(rpc);
+            // skip it (HomaEngine.respond wakes it, and its silence starts from 0 then).
+            rpcs.wheel().park(rpc);
             return;
         }
         rpc.peer.budget(clock.tick(), RESENDS_PER_PEER_PER_TICK, NEED_ACKS_PER_PEER_PER_TICK, BUSY_PER_PEER_PER_TICK);
         OutgoingMessage out = rpc.out;
         if (out != null && out.hasNewData()) {
-            rpc.silentTicks = 0; // we owe the peer granted data: our pacer's turn, not its silence
+            rpc.silentSince = clock.tick(); // we owe the peer granted data: our pacer's turn, not its silence
             return;
         }
         if (waitingForOurGrants(rpc)) {
@@ -133,7 +142,6 @@ final class RpcTimer {
             return;
         }
         rpc.waitTicks = 0;
-        rpc.silentTicks++;
         if (timedOut(rpc)) {
             expire(rpc);
             return;
@@ -164,7 +172,7 @@ final class RpcTimer {
      */
     private void keepAlive(Rpc rpc) {
         Peer peer = rpc.peer;
-        rpc.silentTicks = 0;
+        rpc.silentSince = clock.tick();
         if (++rpc.waitTicks >= keepAliveTicks() && peer.busyLeft > 0 && timerBudget(WireFormat.BARE_LENGTH)) {
             peer.busyLeft--;
             rpc.waitTicks = 0;
@@ -185,7 +193,7 @@ final class RpcTimer {
      */
     private boolean timedOut(Rpc rpc) {
         boolean peerSilent = clock.tick() - rpc.peer.heardTick >= cfg.timeoutTicks;
-        return rpc.silentTicks >= cfg.timeoutTicks && (rpc.state == Rpc.State.SERVER_AWAITING_ACK || peerSilent);
+        return silence(rpc) >= cfg.timeoutTicks && (rpc.state == Rpc.State.SERVER_AWAITING_ACK || peerSilent);
     }
 
     /** A client RPC fails with a timeout; a server RPC is freed without telling anyone. */
@@ -209,7 +217,7 @@ final class RpcTimer {
      */
     private void askForAck(Rpc rpc, int rto) {
         Peer peer = rpc.peer;
-        if (rpc.silentTicks >= Math.max(cfg.needAckTicks, cfg.ackDelayTicks + rto) && askDue(rpc, rto)
+        if (silence(rpc) >= ackThreshold(rto) && askDue(rpc, rto)
                 && peer.needAcksLeft > 0 && (timerBudget(WireFormat.BARE_LENGTH) || nearTimeout(rpc))) {
             peer.needAcksLeft--;
             asked(rpc);
@@ -222,6 +230,16 @@ final class RpcTimer {
     /** A receiver (or a client waiting for its response) asks for what it misses. */
     private void askForMissing(Rpc rpc, int rto) {
         Peer peer = rpc.peer;
+        if (silence(rpc) >= resendThreshold(rpc, rto) && askDue(rpc, rto) && peer.resendsLeft > 0
+                && (timerBudget(WireFormat.RESEND_LENGTH) || nearTimeout(rpc))) {
+            peer.resendsLeft--;
+            asked(rpc);
+            requestMissing(rpc);
+        }
+    }
+
+    /** The silence after which an RPC asks for what it misses. */
+    private int resendThreshold(Rpc rpc, int rto) {
         OutgoingMessage out = rpc.out;
         int threshold = Math.max(cfg.resendTicks, rto);
         if (rpc.client && rpc.heard && !out.fullySent() && out.sent >= out.granted) {
@@ -231,12 +249,12 @@ final class RpcTimer {
             // restarted, or evicted it for memory) and answers RPC_UNKNOWN, so we restart.
             threshold = Math.max(threshold, 2 * keepAliveTicks());
         }
-        if (rpc.silentTicks >= threshold && askDue(rpc, rto) && peer.resendsLeft > 0
-                && (timerBudget(WireFormat.RESEND_LENGTH) || nearTimeout(rpc))) {
-            peer.resendsLeft--;
-            asked(rpc);
-            requestMissing(rpc);
-        }
+        return threshold;
+    }
+
+    /** The silence after which a finished response asks for its ACK. */
+    private int ackThreshold(int rto) {
+        return Math.max(cfg.needAckTicks, cfg.ackDelayTicks + rto);
     }
 
     /** Asks the peer for what we miss: the gaps below the grant, or (a client with nothing) the start. */
@@ -268,7 +286,7 @@ final class RpcTimer {
      * the RPC times out (the per-peer ration still applies).
      */
     private boolean nearTimeout(Rpc rpc) {
-        return rpc.silentTicks >= cfg.timeoutTicks / 2;
+        return silence(rpc) >= cfg.timeoutTicks / 2;
     }
 
     /**
@@ -291,11 +309,53 @@ final class RpcTimer {
      * TCP backs off its retransmission timer) so an overloaded path is not fed ever more requests.
      */
     private boolean askDue(Rpc rpc, int rto) {
-        if (rpc.asks == 0) {
-            return true;
-        }
+        return rpc.asks == 0 || clock.tick() - rpc.lastAskTick >= askInterval(rpc, rto);
+    }
+
+    /** The ticks between asks, once the RPC has asked. */
+    private long askInterval(Rpc rpc, int rto) {
         long interval = (long) Math.max(cfg.resendIntervalTicks, rto) << Math.min(rpc.asks - 1, MAX_ASK_BACKOFF_SHIFT);
-        return clock.tick() - rpc.lastAskTick >= Math.min(interval, keepAliveTicks());
+        return Math.min(interval, keepAliveTicks());
+    }
+
+    // ------------------------------------------------------------------ the next look
+
+    /** Ticks since the RPC's last sign of life. */
+    private long silence(Rpc rpc) {
+        return clock.tick() - rpc.silentSince;
+    }
+
+    /**
+     * The first tick after this one at which {@link #check} may do more for the RPC than count its
+     * silence, if nothing happens to it meanwhile (a packet for it wakes it: {@link RpcTable#heard}):
+     * the next tick if we owe its peer data or grants (it is not silent then), else the first tick
+     * at which it may time out or ask again. Each threshold is taken with a round trip of 0, the
+     * least it can be, since the peer's round trip may shrink while the RPC sleeps: an RPC whose
+     * round trip delays its ask is woken early and looked at every tick until it asks, as before.
+     * Exact otherwise: silence, the backoff and the thresholds change only on a look or a packet.
+     */
+    private long nextVisit(Rpc rpc) {
+        long next = clock.tick() + 1;
+        OutgoingMessage out = rpc.out;
+        if ((out != null && out.hasNewData()) || waitingForOurGrants(rpc)) {
+            return next;
+        }
+        long at = rpc.silentSince + cfg.timeoutTicks;
+        if (rpc.state == Rpc.State.SERVER_AWAITING_ACK) {
+            at = Math.min(at, askTick(rpc, ackThreshold(0)));
+        } else {
+            at = Math.max(at, rpc.peer.heardTick + cfg.timeoutTicks); // the peer must be silent too
+            if (rpc.client || rpc.in != null) {
+                at = Math.min(at, askTick(rpc, resendThreshold(rpc, 0)));
+            }
+        }
+        return Math.max(at, next);
+    }
+
+    /** The first tick at which the RPC's silence and backoff let it ask, for a round trip of 0. */
+    private long askTick(Rpc rpc, int threshold) {
+        long at = rpc.silentSince + threshold;
+        return rpc.asks == 0 ? at : Math.max(at, rpc.lastAskTick + askInterval(rpc, 0));
     }
 
     private void asked(Rpc rpc) {

@@ -16,7 +16,7 @@ import static io.homa.core.EnginePair.bytes;
 import static io.homa.core.EnginePair.encode;
 import static org.junit.jupiter.api.Assertions.*;
 
-/** Sending messages ({@link OutgoingData}): unscheduled and granted bytes, GSO batches, the sender's order, and the answers to GRANT, RESEND and RPC_UNKNOWN. */
+/** Sending messages ({@link OutgoingData}): unscheduled and granted bytes, GSO batches, the sender's order, and the answers to GRANT, RESEND, RPC_UNKNOWN and OVERLOADED. */
 class OutgoingDataTest {
     @Test
     void unscheduledBytes_sentAtOnce_restOnlyAsGranted() {
@@ -206,5 +206,44 @@ class OutgoingDataTest {
         ByteBuffer out = ByteBuffer.allocate(CFG.maxDatagram());
         e.pollTransmit(0, out);
         assertEquals(longId, out.getLong(WireFormat.OFF_SENDER_ID));
+    }
+
+    @Test
+    void overloaded_serverRefusesUnrun_clientFailsAtOnce_onlyFromItsServer() {
+        EnginePair p = new EnginePair(CFG);
+        long id = p.a.startRequest(p.now, p.addrB, bytes(100));
+        p.exchange();
+        EngineEvent request = p.eventsB.get(0);
+        assertEquals(EngineEvent.Kind.REQUEST, request.kind());
+        assertFalse(p.b.rejectOverloaded(p.now, p.addrA, id + 2), "no such request");
+
+        // Forged: from a third address, and with a client-side (even) id.
+        byte[] forged = encode(b -> PacketEncoder.bare(b, PacketType.OVERLOADED, id ^ 1));
+        p.a.onDatagram(p.now, new InetSocketAddress("127.0.0.1", 6666), ByteBuffer.wrap(forged));
+        assertEquals(1, p.a.drops(DropReason.WRONG_PEER));
+        byte[] even = encode(b -> PacketEncoder.bare(b, PacketType.OVERLOADED, id));
+        p.b.onDatagram(p.now, p.addrA, ByteBuffer.wrap(even));
+        assertEquals(1, p.b.drops(DropReason.WRONG_STATE), "only a server refuses");
+        assertEquals(1, p.a.liveClientRpcs(), "the forgeries changed nothing");
+
+        assertTrue(p.b.rejectOverloaded(p.now, request.peer(), request.rpcId()));
+        assertFalse(p.b.rejectOverloaded(p.now, request.peer(), request.rpcId()), "refused once");
+        assertEquals(0, p.b.liveServerRpcs(), "the server let go of it");
+        List<EnginePair.Packet> refusal = p.drain(p.b);
+        assertEquals(1, refusal.size());
+        assertEquals(PacketType.OVERLOADED, refusal.get(0).type());
+        assertEquals(WireFormat.BARE_LENGTH, refusal.get(0).bytes().length);
+        assertEquals(id ^ 1, refusal.get(0).decoded().senderId, "the server's id of the RPC");
+        refusal.forEach(p::deliver);
+        EngineEvent failed = p.eventsA.get(0);
+        assertEquals(EngineEvent.Kind.FAILED, failed.kind());
+        assertEquals(id, failed.rpcId());
+        assertEquals(RpcError.OVERLOADED, failed.error());
+        assertEquals(2, p.a.counter(Counter.PACKETS_RECEIVED_OVERLOADED), "the forged one and the real one");
+        assertEquals(1, p.b.counter(Counter.PACKETS_SENT_OVERLOADED));
+        refusal.forEach(p::deliver); // a duplicate names no live RPC
+        assertEquals(1, p.a.drops(DropReason.UNKNOWN_RPC));
+        p.advance(CFG.timeoutTicks * TICK);
+        assertTrue(p.a.isQuiescent() && p.b.isQuiescent(), p.a.describe() + " / " + p.b.describe());
     }
 }

@@ -85,47 +85,4 @@ class RpcTableTest {
         assertEquals(0, p.b.tombstones(), "tombstones expire");
         assertTrue(p.b.isQuiescent());
     }
-
-    @Test
-    void parkedRpcs_leaveTheLiveList_andComeBackInAgeOrder() {
-        EngineCounters counters = new EngineCounters();
-        TickClock clock = new TickClock(CFG.tickNanos);
-        RpcTable t = new RpcTable(CFG, 1, clock, counters, new java.util.ArrayDeque<>(), new GrantScheduler(CFG),
-                new ControlPackets(counters), new MemoryLimits(CFG, counters), new SenderQueue(false), 10);
-        Rpc[] r = new Rpc[6];
-        for (int i = 0; i < r.length; i++) {
-            InetSocketAddress peer = new InetSocketAddress("127.0.0.1", 9000 + i);
-            r[i] = i % 2 == 0 ? t.newServerRpc(peer, 2L * (i + 1)) : t.newClientRpc(peer);
-        }
-        t.park(r[0]);
-        t.park(r[2]);
-        t.park(r[4]);
-        assertEquals(List.of(r[1], r[3], r[5]), liveList(t));
-        t.unpark(r[4]);
-        t.unpark(r[0]);
-        assertEquals(List.of(r[1], r[3], r[5]), liveList(t), "back only at the next tick's relink");
-        t.relinkUnparked();
-        assertEquals(List.of(r[0], r[1], r[3], r[4], r[5]), liveList(t), "each at its age's place");
-        t.end(r[2]); // parked when it ends
-        t.park(r[5]);
-        t.unpark(r[5]);
-        t.end(r[5]); // ended before the relink
-        t.relinkUnparked();
-        assertEquals(List.of(r[0], r[1], r[3], r[4]), liveList(t));
-        assertEquals(4, t.liveRpcs());
-        t.unpark(r[1]); // never parked: stays where it is
-        t.relinkUnparked();
-        assertEquals(List.of(r[0], r[1], r[3], r[4]), liveList(t));
-    }
-
-    private static List<Rpc> liveList(RpcTable t) {
-        List<Rpc> out = new java.util.ArrayList<>();
-        Rpc last = null;
-        for (Rpc r = t.oldestLive(); r != null; r = r.newerLive) {
-            assertEquals(last, r.olderLive, "links agree");
-            out.add(r);
-            last = r;
-        }
-        return out;
-    }
 }

@@ -22,9 +22,11 @@ import java.util.concurrent.TimeUnit;
  * The cost of one timer tick ({@code HomaEngine.onTimer} when a tick is due, plus sending what it
  * queued) with many live RPCs that need nothing: {@code server}, requests the application is
  * working on (SERVER_PROCESSING); {@code client}, requests sent and waiting for their responses
- * (they ask for them now and then, rationed per peer). The RPCs are spread over 100 peers and
- * never time out ({@code timeoutTicks} is huge), so every tick of a measurement sees the same
- * state.
+ * (they ask for them now and then, rationed to one RESEND per peer and tick). The RPCs are spread
+ * over {@code peers} peers and never time out ({@code timeoutTicks} is huge), so every tick of a
+ * measurement sees the same state. With 100 peers, each peer has more RPCs waiting than its ration
+ * serves before they ask again, so every RPC is due on every tick (the oldest of each peer gets the
+ * RESEND); with 10,000 peers the ration keeps up, and an RPC is due only when its backoff ends.
  *
  * <p>Run with homa-core's {@code jmh} profile (docs/benchmarks.md): {@code mvn -B -pl homa-core -am
  * test -Pjmh -DskipTests -Djmh.args="TickBenchmark -f1 -wi 3 -i 5"}
@@ -36,13 +38,14 @@ import java.util.concurrent.TimeUnit;
 @Fork(1)
 @State(Scope.Thread)
 public class TickBenchmark {
-    private static final int PEERS = 100;
-
     @Param({"1000", "10000", "100000"})
     public int rpcs;
 
     @Param({"server", "client"})
     public String kind;
+
+    @Param({"100", "10000"})
+    public int peers;
 
     private final EngineConfig cfg = EngineConfig.builder().pacerEnabled(false).timeoutTicks(1 << 30).build();
     private final ByteBuffer tx = ByteBuffer.allocate(cfg.maxDatagram() * cfg.maxGsoSegments);
@@ -56,7 +59,7 @@ public class TickBenchmark {
         ByteBuffer payload = ByteBuffer.allocate(100);
         ByteBuffer packet = ByteBuffer.allocate(cfg.maxDatagram());
         for (int i = 0; i < rpcs; i++) {
-            InetSocketAddress peer = new InetSocketAddress("10.0." + (i % PEERS / 250) + "." + (i % PEERS % 250 + 1), 4000);
+            InetSocketAddress peer = new InetSocketAddress("10.0." + (i % peers / 250) + "." + (i % peers % 250 + 1), 4000);
             if (kind.equals("client")) {
                 engine.startRequest(now, peer, payload.duplicate());
             } else {

@@ -84,6 +84,7 @@ public final class PacketDecoder {
             case RPC_UNKNOWN:
             case BUSY:
             case NEED_ACK:
+            case OVERLOADED:
                 return len == WireFormat.BARE_LENGTH ? null : DropReason.BAD_LENGTH;
             case CUTOFFS:
                 if (len != WireFormat.CUTOFFS_LENGTH) {

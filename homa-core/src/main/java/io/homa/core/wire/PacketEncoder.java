@@ -75,9 +75,10 @@ public final class PacketEncoder {
         return WireFormat.RESEND_LENGTH;
     }
 
-    /** RPC_UNKNOWN, BUSY or NEED_ACK: the common header alone. */
+    /** RPC_UNKNOWN, BUSY, NEED_ACK or OVERLOADED: the common header alone. */
     public static int bare(ByteBuffer b, PacketType type, long senderId) {
-        if (type != PacketType.RPC_UNKNOWN && type != PacketType.BUSY && type != PacketType.NEED_ACK) {
+        if (type != PacketType.RPC_UNKNOWN && type != PacketType.BUSY && type != PacketType.NEED_ACK
+                && type != PacketType.OVERLOADED) {
             throw new IllegalArgumentException("not a header-only packet type: " + type);
         }
         int at = b.position();

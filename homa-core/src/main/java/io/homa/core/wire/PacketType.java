@@ -1,8 +1,8 @@
 package io.homa.core.wire;
 
 /**
- * The Homa packet types, numbered as in Linux Homa. FREEZE (0x16) is a debugging aid of the
- * reference and is deliberately not part of this wire format.
+ * The Homa packet types, numbered as in Linux Homa, and one of homa-java's own (OVERLOADED). FREEZE
+ * (0x16) is a debugging aid of the reference and is deliberately not part of this wire format.
  */
 public enum PacketType {
     /** A segment of a request or response message. */
@@ -20,7 +20,12 @@ public enum PacketType {
     /** Server to client: please acknowledge this finished response. */
     NEED_ACK(0x17),
     /** Client to server: these responses were received, free their state. */
-    ACK(0x18);
+    ACK(0x18),
+    /**
+     * Server to client: "refused without running it, my application is overloaded"; the client
+     * fails the RPC at once. homa-java's own, above Linux Homa's codes (which drops it as unknown).
+     */
+    OVERLOADED(0x1F);
 
     /** The type code on the wire. */
     public final int code;

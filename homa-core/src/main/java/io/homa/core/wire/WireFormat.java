@@ -47,7 +47,7 @@ public final class WireFormat {
     public static final int RESEND_OFF_PRIORITY = 20;
     public static final int RESEND_LENGTH = 24;
 
-    // RPC_UNKNOWN, BUSY, NEED_ACK: the common header alone.
+    // RPC_UNKNOWN, BUSY, NEED_ACK, OVERLOADED: the common header alone.
     public static final int BARE_LENGTH = COMMON_HEADER;
 
     // CUTOFFS: 8 cutoffs u32 (index = priority level), cutoff_version u16, reserved u16.

@@ -69,7 +69,7 @@ final class DecoderFuzzTarget {
                     p.retransmit, p.ackId, p.ackPort, src, p.payloadOffset, p.payloadLength);
             case GRANT -> PacketEncoder.grant(out, p.senderId, p.grantOrResendOffset, p.priority);
             case RESEND -> PacketEncoder.resend(out, p.senderId, p.grantOrResendOffset, p.resendLength, p.priority);
-            case RPC_UNKNOWN, BUSY, NEED_ACK -> PacketEncoder.bare(out, p.type, p.senderId);
+            case RPC_UNKNOWN, BUSY, NEED_ACK, OVERLOADED -> PacketEncoder.bare(out, p.type, p.senderId);
             case CUTOFFS -> PacketEncoder.cutoffs(out, p.senderId, p.cutoffs, p.cutoffVersion);
             case ACK -> PacketEncoder.ack(out, p.senderId, p.ackIds, p.ackPorts, p.ackCount);
         }

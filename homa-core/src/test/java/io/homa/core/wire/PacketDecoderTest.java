@@ -206,8 +206,8 @@ class PacketDecoderTest {
     }
 
     @Property
-    void property_everyCodeButTheEightTypes_unknownType(@ForAll @IntRange(min = 0, max = 255) int code) {
-        Set<Integer> known = Set.of(0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x17, 0x18);
+    void property_everyCodeButTheNineTypes_unknownType(@ForAll @IntRange(min = 0, max = 255) int code) {
+        Set<Integer> known = Set.of(0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x17, 0x18, 0x1F);
         DropReason r = decode(withByte(bare(PacketType.BUSY, 2), 3, code));
         if (known.contains(code)) {
             assertTrue(r != DropReason.UNKNOWN_TYPE, "known code " + code + " refused as unknown");
@@ -227,6 +227,7 @@ class PacketDecoderTest {
         assertNull(PacketType.fromCode(0x16));
         assertEquals(PacketType.NEED_ACK, PacketType.fromCode(0x17));
         assertEquals(PacketType.ACK, PacketType.fromCode(0x18));
+        assertEquals(PacketType.OVERLOADED, PacketType.fromCode(0x1F)); // homa-java's own
         assertNull(PacketType.fromCode(-1));
         assertNull(PacketType.fromCode(256));
         assertNull(PacketType.fromCode(Integer.MIN_VALUE));
@@ -304,6 +305,7 @@ class PacketDecoderTest {
         list.add(Arguments.of(PacketType.BUSY, WireFormat.BARE_LENGTH + 1));
         list.add(Arguments.of(PacketType.NEED_ACK, WireFormat.BARE_LENGTH + 1));
         list.add(Arguments.of(PacketType.NEED_ACK, WireFormat.BARE_LENGTH + 64));
+        list.add(Arguments.of(PacketType.OVERLOADED, WireFormat.BARE_LENGTH + 1));
         list.add(Arguments.of(PacketType.ACK, WireFormat.ACK_OFF_ENTRIES - 1));
         list.add(Arguments.of(PacketType.ACK, WireFormat.COMMON_HEADER));
         list.add(Arguments.of(PacketType.DATA, WireFormat.DATA_HEADER - 1));
@@ -693,7 +695,7 @@ class PacketDecoderTest {
                     assertTrue(p.ackPorts[i] >= 0 && p.ackPorts[i] <= 0xFFFF);
                 }
             }
-            case RPC_UNKNOWN, BUSY, NEED_ACK -> assertEquals(WireFormat.BARE_LENGTH, len);
+            case RPC_UNKNOWN, BUSY, NEED_ACK, OVERLOADED -> assertEquals(WireFormat.BARE_LENGTH, len);
             default -> fail("unexpected type " + p.type);
         }
     }

@@ -310,7 +310,7 @@ class PacketEncoderTest {
     // ------------------------------------------------------------------ header-only types
 
     @ParameterizedTest
-    @EnumSource(value = PacketType.class, names = {"RPC_UNKNOWN", "BUSY", "NEED_ACK"})
+    @EnumSource(value = PacketType.class, names = {"RPC_UNKNOWN", "BUSY", "NEED_ACK", "OVERLOADED"})
     void bare_headerOnlyTypes_roundTrip(PacketType type) {
         ByteBuffer b = ByteBuffer.allocate(100);
         int n = PacketEncoder.bare(b, type, 0x7FFF_0000_0000_0003L);
