@@ -8,7 +8,7 @@ import java.net.InetSocketAddress;
  * One request delivered to a {@link HomaHandler}, and the way to answer it.
  *
  * <p><b>Threads:</b> every method may be called from any thread, at any time (during or after
- * {@link HomaHandler#handle}).
+ * {@link HomaHandler#handle}); the bytes, though, only until the request is answered or dropped.
  *
  * <p><b>Buffers:</b> the request's bytes are pooled memory that the socket received them in (the
  * datagram itself for a request that came in one datagram, else one buffer per 64 KiB it was
@@ -62,8 +62,9 @@ public interface HomaRequest {
      * to the socket in every case, even when this method throws: the socket releases it once the
      * client has acknowledged the response (or the RPC is gone, or the socket closes). The
      * readable bytes are the response; do not change them afterwards. It is read in place, also a
-     * composite (as {@link #payload()} is for a request of more than 64 KiB): no bytes are copied
-     * before each datagram is written. A direct buffer avoids a copy into native memory on send.
+     * composite (as {@link #payload()} is for a request of more than 64 KiB): each segment is
+     * copied once, straight into the datagram that carries it (again for a retransmission), and
+     * the buffer is never gathered into one first.
      *
      * @throws HomaMessageTooLargeException if longer than {@link HomaConfig#maxMessageLength()}
      * @throws HomaBadArgumentException if {@code response} is null
