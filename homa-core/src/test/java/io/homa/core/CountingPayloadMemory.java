@@ -6,13 +6,13 @@ import java.nio.ByteBuffer;
  * Heap payload memory that counts what it hands out and what comes back, and fails a read after
  * the release or a second release: the engine's ownership of received memory, made checkable.
  */
-final class CountingPayloadMemory implements PayloadMemory {
+public final class CountingPayloadMemory implements PayloadMemory {
     int kept;
     int allocated;
     int released;
 
     /** Buffers handed out and not yet released. */
-    int live() {
+    public int live() {
         return kept + allocated - released;
     }
 
@@ -26,6 +26,11 @@ final class CountingPayloadMemory implements PayloadMemory {
     public PayloadBuffer allocate(int length) {
         allocated++;
         return counted(PayloadMemory.HEAP.allocate(length));
+    }
+
+    /** Buffers handed out so far. */
+    public int handedOut() {
+        return kept + allocated;
     }
 
     private PayloadBuffer counted(PayloadBuffer b) {
