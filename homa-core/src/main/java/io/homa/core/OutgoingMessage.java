@@ -6,7 +6,7 @@ import java.nio.ByteBuffer;
  * A message being sent: its bytes, how far it has been transmitted, how far the receiver granted,
  * and ranges queued for retransmission. The engine reads the payload with absolute gets only, so
  * the caller's buffer position and limit are never changed. The bytes are one buffer or several
- * parts in order (a gathered message, e.g. a request received in chunks and echoed back), read in
+ * parts in order (a composite, e.g. a request received in chunks and echoed back), read in
  * place either way: never copied into one.
  */
 final class OutgoingMessage {
