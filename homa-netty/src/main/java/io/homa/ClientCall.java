@@ -20,8 +20,13 @@ import java.util.function.Function;
  */
 final class ClientCall<T> {
     final InetSocketAddress server;
-    /** The request bytes between position and limit; read by the engine until the RPC ends. */
+    /**
+     * The request bytes between position and limit, read by the engine until the RPC ends; null
+     * when {@link #owner} has several parts (a composite), which the engine then reads in place.
+     */
     final ByteBuffer payload;
+    /** The request's length in bytes. */
+    final int length;
     /** The buffer behind {@link #payload} that the socket must release, or null (a byte[] request). */
     final ByteBuf owner;
     final Duration deadline;
@@ -54,14 +59,21 @@ final class ClientCall<T> {
         this.server = server;
         this.payload = payload;
         this.owner = owner;
+        this.length = payload != null ? payload.remaining() : owner.readableBytes();
         this.deadline = deadline;
         this.deadlineNanos = deadlineNanos;
         this.decode = decode;
     }
 
-    /** Completes the future with the response (on the user-code executor). */
+    /**
+     * Completes the future with the response (on the user-code executor), which takes over its
+     * memory; a response nobody takes (the future was completed or cancelled meanwhile) is released.
+     */
     void succeed(ReceivedMessage response) {
-        future.complete(decode.apply(response));
+        T value = decode.apply(response);
+        if (!future.complete(value)) {
+            ReferenceCountUtil.release(value);
+        }
     }
 
     /** Completes the future exceptionally. */
@@ -93,6 +105,6 @@ final class ClientCall<T> {
 
     @Override
     public String toString() {
-        return "call " + Long.toUnsignedString(rpcId, 16) + " to " + server + " (" + payload.remaining() + " B)";
+        return "call " + Long.toUnsignedString(rpcId, 16) + " to " + server + " (" + length + " B)";
     }
 }

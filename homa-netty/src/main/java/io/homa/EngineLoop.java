@@ -50,7 +50,10 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Buffers: every {@code ByteBuf} the user handed over ({@code call}/{@code reply} variants) is
  * kept here until the engine says it stopped reading it, then released; {@link #closeOnLoop}
- * releases the rest.
+ * releases the rest. Received payloads are the engine's through {@link NettyPayloadMemory}
+ * (retained datagram slices, pooled chunks) until it delivers them; a response then belongs to
+ * its call (released if nobody takes it), a request to its {@link ServerRequest} (released when
+ * answered or dropped; requests still open at close are dropped here).
  */
 final class EngineLoop implements ServerRequest.Path {
     private static final Logger log = LoggerFactory.getLogger(EngineLoop.class);
@@ -65,6 +68,9 @@ final class EngineLoop implements ServerRequest.Path {
     private final Map<Long, ClientCall<?>> calls = new HashMap<>();
     private final IdentityHashMap<ByteBuffer, ByteBuf> ownedPayloads = new IdentityHashMap<>();
     private final DroppedRequests dropped;
+    private final NettyPayloadMemory memory = new NettyPayloadMemory();
+    /** The newest request handed to the handler and not yet answered or dropped (a list through the requests). */
+    private ServerRequest newestOpen;
     private final List<Channel> channels = new ArrayList<>();
     private final CommandQueue commands;
     private final CallWindows windows;
@@ -96,6 +102,7 @@ final class EngineLoop implements ServerRequest.Path {
         long retryWindow = (engineConfig.maxRestarts + 1L) * engineConfig.timeoutTicks * engineConfig.tickNanos;
         this.dropped = new DroppedRequests(Math.max(TimeUnit.SECONDS.toNanos(1), retryWindow));
         engine.setPayloadReleaseListener(this::payloadReleased);
+        engine.setPayloadMemory(memory);
         engine.setObserver(JfrEvents.observer(rpcId -> {
             ClientCall<?> c = calls.get(rpcId);
             return c == null ? 0 : c.startedNanos;
@@ -119,6 +126,7 @@ final class EngineLoop implements ServerRequest.Path {
             }
         }
         this.siblings = siblings;
+        memory.allocator(byLevel[0].alloc());
         int reserve = engineConfig.maxDatagram() * engineConfig.maxGsoSegments;
         this.writer = new DatagramWriter(byLevel, gso, faults, loop, shell, reserve);
     }
@@ -216,8 +224,10 @@ final class EngineLoop implements ServerRequest.Path {
     /** Hands an admitted call to the engine; false (and the call failed) if the engine refused it. */
     private boolean launch(ClientCall<?> c) {
         long id;
+        ByteBuffer[] parts = c.payload == null ? c.owner.nioBuffers() : null; // read in place, never gathered
         try {
-            id = engine.startRequest(System.nanoTime(), c.server, c.payload);
+            id = parts == null ? engine.startRequest(System.nanoTime(), c.server, c.payload)
+                    : engine.startRequestInParts(System.nanoTime(), c.server, parts);
         } catch (IllegalStateException e) {
             c.cancelTimer();
             refuse(c, new HomaException(HomaException.Kind.RESOURCE_LIMIT, c + " refused: " + e.getMessage()));
@@ -228,7 +238,7 @@ final class EngineLoop implements ServerRequest.Path {
             return false;
         }
         if (c.owner != null) {
-            ownedPayloads.put(c.payload, c.owner);
+            ownedPayloads.put(parts == null ? c.payload : parts[0], c.owner);
         }
         c.rpcId = id;
         calls.put(id, c);
@@ -390,13 +400,18 @@ final class EngineLoop implements ServerRequest.Path {
             ReferenceCountUtil.safeRelease(owner);
             return;
         }
+        untrack(r);
+        ByteBuffer[] parts = payload == null ? owner.nioBuffers() : null; // read in place, never gathered
+        ByteBuffer key = parts == null ? payload : parts[0];
         if (owner != null) {
-            ownedPayloads.put(payload, owner);
+            ownedPayloads.put(key, owner);
         }
         boolean sent = false;
         RuntimeException refused = null;
         try {
-            sent = engine.respond(System.nanoTime(), r.peer(), r.rpcId, payload);
+            long now = System.nanoTime();
+            sent = parts == null ? engine.respond(now, r.peer(), r.rpcId, payload)
+                    : engine.respondInParts(now, r.peer(), r.rpcId, parts);
         } catch (RuntimeException e) { // a limit of the engine (e.g. its outgoing bytes)
             refused = e;
         }
@@ -404,7 +419,7 @@ final class EngineLoop implements ServerRequest.Path {
             shell[Shell.REQUESTS_REPLIED.ordinal()]++;
         } else {
             if (owner != null) {
-                ownedPayloads.remove(payload);
+                ownedPayloads.remove(key);
                 owner.release();
             }
             if (refused == null) {
@@ -430,6 +445,7 @@ final class EngineLoop implements ServerRequest.Path {
         if (closed) {
             return;
         }
+        untrack(r);
         long now = System.nanoTime();
         log.debug("{} dropped: {}", r, why);
         shell[Shell.REQUESTS_DROPPED.ordinal()]++;
@@ -444,6 +460,34 @@ final class EngineLoop implements ServerRequest.Path {
      */
     private void abandon(long now, InetSocketAddress client, long rpcId) {
         engine.abandon(now, client, rpcId);
+    }
+
+    /** {@code r} went to its handler: it must be answered or dropped, at the latest at close. */
+    private void track(ServerRequest r) {
+        r.olderOpen = newestOpen;
+        if (newestOpen != null) {
+            newestOpen.newerOpen = r;
+        }
+        newestOpen = r;
+        r.tracked = true;
+    }
+
+    /** {@code r} was answered or dropped (a no-op if it was never tracked, or was already untracked). */
+    private void untrack(ServerRequest r) {
+        if (!r.tracked) {
+            return;
+        }
+        r.tracked = false;
+        if (r.olderOpen != null) {
+            r.olderOpen.newerOpen = r.newerOpen;
+        }
+        if (r.newerOpen != null) {
+            r.newerOpen.olderOpen = r.olderOpen;
+        } else {
+            newestOpen = r.olderOpen;
+        }
+        r.olderOpen = null;
+        r.newerOpen = null;
     }
 
     private static void cancelExpiry(ServerRequest r) {
@@ -463,16 +507,16 @@ final class EngineLoop implements ServerRequest.Path {
             }
         }
         try {
-            receive(p.sender(), bytes);
+            receive(p, bytes);
         } finally {
-            p.release();
+            p.release(); // a message kept from it holds a retained slice
         }
     }
 
     /** A datagram another loop of this socket read for one of our client RPCs. */
     private void forwarded(DatagramPacket p, ByteBuffer bytes) {
         try {
-            receive(p.sender(), bytes);
+            receive(p, bytes);
         } finally {
             p.release();
         }
@@ -480,7 +524,8 @@ final class EngineLoop implements ServerRequest.Path {
     }
 
     /** Feeds one datagram to the engine; {@code bytes} is its only view (one leak-detector record). */
-    private void receive(InetSocketAddress from, ByteBuffer bytes) {
+    private void receive(DatagramPacket p, ByteBuffer bytes) {
+        InetSocketAddress from = p.sender();
         int n = bytes.remaining();
         shell[Shell.DATAGRAMS_RECEIVED.ordinal()]++;
         boolean data = PacketDecoder.isData(bytes);
@@ -495,11 +540,14 @@ final class EngineLoop implements ServerRequest.Path {
                 w[1] = System.nanoTime();
             }
         }
+        memory.receiving(p.content(), bytes);
         try {
             engine.onDatagram(System.nanoTime(), from, bytes);
         } catch (RuntimeException e) { // the engine validates everything: this is a bug, but not the peer's win
             shell[Shell.DATAGRAMS_DROPPED.ordinal()]++;
             log.warn("Homa engine failed on a {}-byte datagram from {}; dropped", n, from, e);
+        } finally {
+            memory.receiving(null, null);
         }
     }
 
@@ -601,15 +649,19 @@ final class EngineLoop implements ServerRequest.Path {
         switch (e.kind()) {
             case RESPONSE -> {
                 ClientCall<?> c = removeCall(e.rpcId());
-                if (c != null) {
-                    c.cancelTimer();
-                    shell[Shell.CALLS_SUCCEEDED.ordinal()]++;
-                    callEnded(c, e.message().length());
-                    if (socket.forget(c)) {
-                        dispatcher.execute(() -> c.succeed(e.message()));
-                    }
-                    releaseSlot(c.server);
+                if (c == null) {
+                    e.message().release(); // cannot happen (an ended call's RPC was aborted), but stay exact
+                    return;
                 }
+                c.cancelTimer();
+                shell[Shell.CALLS_SUCCEEDED.ordinal()]++;
+                callEnded(c, e.message().length());
+                if (socket.forget(c)) {
+                    dispatcher.execute(() -> c.succeed(e.message()));
+                } else {
+                    e.message().release(); // the close path finished the call
+                }
+                releaseSlot(c.server);
             }
             case FAILED -> {
                 ClientCall<?> c = removeCall(e.rpcId());
@@ -646,6 +698,7 @@ final class EngineLoop implements ServerRequest.Path {
             return;
         }
         shell[Shell.REQUESTS_HANDLED.ordinal()]++;
+        track(r);
         r.expiry = loop.schedule(() -> requestTimedOut(r), requestTimeoutNanos, TimeUnit.NANOSECONDS);
         dispatcher.runHandler(handler, r, now + requestTimeoutNanos,
                 () -> runOnLoop(() -> shell[Shell.REQUESTS_SKIPPED.ordinal()]++));
@@ -727,6 +780,12 @@ final class EngineLoop implements ServerRequest.Path {
             socket.finishClosed(c, true); // never reached the engine: its buffer is still ours
         });
         commands.runAll(); // queued calls and replies: they see the socket closed and give up
+        for (ServerRequest r = newestOpen; r != null; r = r.olderOpen) {
+            r.tracked = false;
+            r.markDropped(); // unanswered: its bytes are released (a late reply is discarded)
+        }
+        newestOpen = null;
+        engine.close(); // received payloads not yet delivered
         for (ByteBuf b : ownedPayloads.values()) {
             b.release();
         }
@@ -748,7 +807,7 @@ final class EngineLoop implements ServerRequest.Path {
         long duration = System.nanoTime() - c.startedNanos;
         for (CallListener l : listeners) {
             try {
-                l.callEnded(c.server, c.payload.remaining(), responseBytes, duration);
+                l.callEnded(c.server, c.length, responseBytes, duration);
             } catch (RuntimeException ex) {
                 log.warn("Homa call listener {} failed", l, ex);
             }
@@ -790,9 +849,12 @@ final class EngineLoop implements ServerRequest.Path {
         gauges[HomaMetrics.PEERS] += engine.peers();
     }
 
-    /** A view of a user buffer's readable bytes for the engine (a copy only if it has several parts). */
+    /**
+     * The one view of a user buffer's readable bytes for the engine, or null if it has several
+     * parts (a composite): the engine then reads {@code nioBuffers()} in place. Never a copy.
+     */
     static ByteBuffer viewOf(ByteBuf buf) {
-        return buf.nioBuffer();
+        return buf.nioBufferCount() > 1 ? null : buf.nioBuffer();
     }
 
     /** Reads datagrams of one channel into the engine; events end up in the loop's drain. */

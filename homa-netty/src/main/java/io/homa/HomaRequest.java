@@ -8,10 +8,15 @@ import java.net.InetSocketAddress;
  * One request delivered to a {@link HomaHandler}, and the way to answer it.
  *
  * <p><b>Threads:</b> every method may be called from any thread, at any time (during or after
- * {@link HomaHandler#handle}).
+ * {@link HomaHandler#handle}); the bytes, though, only until the request is answered or dropped.
  *
- * <p><b>Buffers:</b> the request's bytes are on the Java heap and belong to this object; they stay
- * valid as long as it is reachable, whether or not it has been answered.
+ * <p><b>Buffers:</b> the request's bytes are pooled memory that the socket received them in (the
+ * datagram itself for a request that came in one datagram, else one buffer per 64 KiB it was
+ * assembled in), never copied on the way here. This object holds them until the request is
+ * answered or dropped (handler failure, {@link HomaConfig#requestTimeout()}, socket closed), and
+ * then releases them: read them before replying, or take {@link #payload()}, which is yours to
+ * keep (and release) for as long as you like. A request that came over the TCP fallback is on the
+ * heap, under the same rules.
  */
 public interface HomaRequest {
     /**
@@ -23,14 +28,21 @@ public interface HomaRequest {
     /** The request's length in bytes. */
     int length();
 
-    /** A fresh copy of the request's bytes. */
+    /**
+     * A fresh copy of the request's bytes (the one copy of the {@code byte[]} API).
+     *
+     * @throws IllegalStateException if the request was answered or dropped (its bytes are released)
+     */
     byte[] toByteArray();
 
     /**
-     * The request's bytes without copying: a new read-only {@link ByteBuf} view on each call
-     * (reader index 0, {@link #length()} readable bytes). The caller owns the view: release it when
-     * done, as with any {@code ByteBuf} (it is heap memory, so a forgotten release costs nothing
-     * but is reported by no leak detector either).
+     * The request's bytes without copying: a new {@link ByteBuf} view on each call ({@link #length()}
+     * readable bytes) holding a reference of its own to the received memory, which stays valid
+     * after the reply. The caller owns it: release it, or hand it on, e.g. to
+     * {@link #reply(ByteBuf)}, which sends it back without a copy (an echo). Views share the bytes.
+     * A forgotten release leaks pooled memory (the leak detector reports it).
+     *
+     * @throws IllegalStateException if the request was answered or dropped (its bytes are released)
      */
     ByteBuf payload();
 
@@ -49,8 +61,10 @@ public interface HomaRequest {
      * Sends the response without copying. Ownership of one reference to {@code response} passes
      * to the socket in every case, even when this method throws: the socket releases it once the
      * client has acknowledged the response (or the RPC is gone, or the socket closes). The
-     * readable bytes are the response; do not change them afterwards. A direct buffer avoids a
-     * copy into native memory on send.
+     * readable bytes are the response; do not change them afterwards. It is read in place, also a
+     * composite (as {@link #payload()} is for a request of more than 64 KiB): each segment is
+     * copied once, straight into the datagram that carries it (again for a retransmission), and
+     * the buffer is never gathered into one first.
      *
      * @throws HomaMessageTooLargeException if longer than {@link HomaConfig#maxMessageLength()}
      * @throws HomaBadArgumentException if {@code response} is null

@@ -82,7 +82,8 @@ public interface HomaSocket extends AutoCloseable {
      * kind {@link HomaException.Kind#RESOURCE_LIMIT}.
      *
      * <p>Buffers: the socket reads {@code request} without copying until the future completes: do
-     * not change the array before then. The response array belongs to the caller.
+     * not change the array before then. The response array belongs to the caller (the one copy
+     * out of the memory it was received in, which is released at once).
      * Cancelling the future ({@code future.cancel(..)}) aborts the RPC and frees its state; the
      * server learns of it when it next asks. Completing the future yourself does not abort it.
      *
@@ -107,8 +108,11 @@ public interface HomaSocket extends AutoCloseable {
      * <p>Ownership: one reference to {@code request} passes to the socket in every case, even when
      * this method throws; the socket releases it as soon as the RPC no longer needs it (response,
      * failure or close). Its readable bytes are the request; do not change them until the future
-     * completes. Direct buffers avoid one copy. The response {@code ByteBuf} belongs to the
-     * caller, who releases it (it is a read-only view of heap memory).
+     * completes; it is read in place, also a composite. The response {@code ByteBuf} belongs to
+     * the caller, who releases it: it is the pooled memory the response was received in, not a
+     * copy (a slice of the datagram for a response of one datagram, else a composite of 64 KiB
+     * chunks), so a forgotten release leaks pooled memory. If nobody takes it (the future was
+     * completed or cancelled meanwhile), the socket releases it.
      */
     CompletableFuture<ByteBuf> call(InetSocketAddress server, ByteBuf request, Duration deadline);
 

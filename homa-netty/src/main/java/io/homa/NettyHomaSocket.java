@@ -38,7 +38,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.Consumer;
-import java.util.function.Function;
 
 /**
  * The {@link HomaSocket} on Netty: one {@link EngineLoop} per event loop, all on one UDP port.
@@ -239,7 +238,7 @@ final class NettyHomaSocket implements HomaSocket {
         InetSocketAddress to = Addresses.normalise(server);
         long deadlineAt = check(to, request.length, deadline);
         return submit(new ClientCall<>(to, ByteBuffer.wrap(request), null, deadline, deadlineAt,
-                ReceivedMessage::toByteArray));
+                NettyHomaSocket::toByteArray));
     }
 
     @Override
@@ -255,11 +254,20 @@ final class NettyHomaSocket implements HomaSocket {
         try {
             InetSocketAddress to = Addresses.normalise(server);
             long deadlineAt = check(to, request.readableBytes(), deadline);
-            Function<ReceivedMessage, ByteBuf> decode = m -> Unpooled.wrappedBuffer(m.buffers());
-            return submit(new ClientCall<>(to, EngineLoop.viewOf(request), request, deadline, deadlineAt, decode));
+            return submit(new ClientCall<>(to, EngineLoop.viewOf(request), request, deadline, deadlineAt,
+                    NettyPayloadMemory::toByteBuf));
         } catch (RuntimeException e) {
             ReferenceCountUtil.safeRelease(request);
             throw e;
+        }
+    }
+
+    /** A response for the {@code byte[]} API: its one copy, and its memory released. */
+    private static byte[] toByteArray(ReceivedMessage m) {
+        try {
+            return m.toByteArray();
+        } finally {
+            m.release();
         }
     }
 

@@ -2,7 +2,8 @@ package io.homa;
 
 import io.homa.core.ReceivedMessage;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.util.IllegalReferenceCountException;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 
@@ -15,6 +16,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Its state moves once from OPEN to REPLIED (the user
  * answered) or to DROPPED (the handler threw, the request timed out, or the socket closed); the
  * compare-and-set makes {@link #reply} safe from any thread and at most once.
+ *
+ * <p>The request's bytes are {@link #body}, one reference held by this object from its creation
+ * until the move out of OPEN (whoever makes that move releases it); {@link #payload()} hands out
+ * references of its own. Reads take a reference first, so a read after the release throws rather
+ * than reading memory that went back to the pool.
  */
 final class ServerRequest implements HomaRequest {
     private static final int OPEN = 0;
@@ -37,17 +43,24 @@ final class ServerRequest implements HomaRequest {
     /** The RPC's client id, as in the engine's REQUEST event. */
     final long rpcId;
     private final InetSocketAddress peer;
-    private final ReceivedMessage message;
+    private final ByteBuf body;
+    private final int length;
     private final int maxLength;
     private final AtomicInteger state = new AtomicInteger(OPEN);
     /** Drops the request at the request timeout; event loop only. */
     ScheduledFuture<?> expiry;
+    /** The event loop's list of open requests (dropped at close); event loop only. */
+    ServerRequest olderOpen;
+    ServerRequest newerOpen;
+    boolean tracked;
 
+    /** Takes over {@code message}'s memory. */
     ServerRequest(Path path, long rpcId, InetSocketAddress peer, ReceivedMessage message, int maxLength) {
         this.path = path;
         this.rpcId = rpcId;
         this.peer = peer;
-        this.message = message;
+        this.length = message.length();
+        this.body = NettyPayloadMemory.toByteBuf(message);
         this.maxLength = maxLength;
     }
 
@@ -58,17 +71,42 @@ final class ServerRequest implements HomaRequest {
 
     @Override
     public int length() {
-        return message.length();
+        return length;
     }
 
     @Override
     public byte[] toByteArray() {
-        return message.toByteArray();
+        retainBody();
+        try {
+            return ByteBufUtil.getBytes(body);
+        } finally {
+            body.release();
+        }
     }
 
     @Override
     public ByteBuf payload() {
-        return Unpooled.wrappedBuffer(message.buffers());
+        retainBody();
+        try {
+            return body.duplicate(); // shares the reference just taken: the caller releases it
+        } catch (RuntimeException e) {
+            body.release();
+            throw e;
+        }
+    }
+
+    /** Takes a reference to the bytes while OPEN (also when a reply races with this call). */
+    private void retainBody() {
+        try {
+            if (state.get() == OPEN) {
+                body.retain();
+                return;
+            }
+        } catch (IllegalReferenceCountException e) {
+            // answered or dropped meanwhile
+        }
+        throw new IllegalStateException(this + " was answered or dropped: its bytes were released"
+                + " (take payload() before replying to keep them)");
     }
 
     @Override
@@ -111,6 +149,7 @@ final class ServerRequest implements HomaRequest {
     /** OPEN to REPLIED; false (reply discarded) if dropped; throws if replied before. */
     private boolean claim() {
         if (state.compareAndSet(OPEN, REPLIED)) {
+            body.release();
             return true;
         }
         if (state.get() == REPLIED) {
@@ -124,9 +163,13 @@ final class ServerRequest implements HomaRequest {
         path.dropRequest(this, why);
     }
 
-    /** OPEN to DROPPED: true if this call dropped it. */
+    /** OPEN to DROPPED: true if this call dropped it (and released its bytes). */
     boolean markDropped() {
-        return state.compareAndSet(OPEN, DROPPED);
+        if (state.compareAndSet(OPEN, DROPPED)) {
+            body.release();
+            return true;
+        }
+        return false;
     }
 
     @Override

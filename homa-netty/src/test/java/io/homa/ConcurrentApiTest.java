@@ -167,7 +167,7 @@ class ConcurrentApiTest {
         }
     }
 
-    /** Answers every request waiting, as bytes or as a buffer; a request answered already throws. */
+    /** Answers every request waiting, as bytes or as a buffer; a request answered or dropped already throws. */
     private static void answer(Queue<HomaRequest> toAnswer, SplittableRandom random, AtomicInteger replies,
                                AtomicInteger lostRaces) {
         HomaRequest r;
@@ -176,8 +176,8 @@ class ConcurrentApiTest {
                 if (random.nextBoolean()) {
                     r.reply(r.toByteArray());
                 } else {
-                    ByteBuf b = PooledByteBufAllocator.DEFAULT.directBuffer(r.length());
-                    r.reply(b.writeBytes(r.toByteArray()));
+                    byte[] bytes = r.toByteArray(); // first: it throws once the request is answered
+                    r.reply(PooledByteBufAllocator.DEFAULT.directBuffer(bytes.length).writeBytes(bytes));
                 }
                 replies.incrementAndGet();
             } catch (IllegalStateException e) {

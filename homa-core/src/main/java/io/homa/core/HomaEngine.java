@@ -90,6 +90,14 @@ public final class HomaEngine {
         rpcs.setPayloadReleaseListener(listener);
     }
 
+    /**
+     * Where received payload memory comes from ({@link PayloadMemory#HEAP} by default). Set it
+     * before the first datagram: a message keeps the memory it was started with.
+     */
+    public void setPayloadMemory(PayloadMemory memory) {
+        incoming.setPayloadMemory(Objects.requireNonNull(memory, "memory"));
+    }
+
     /** Who hears about single events (RESENDs, timeouts, restarts, completed RPCs); null for nobody. */
     public void setObserver(EngineObserver observer) {
         counters.observer = observer == null ? EngineObserver.NONE : observer;
@@ -118,9 +126,25 @@ public final class HomaEngine {
      *                              {@code maxOutgoingBytes} ({@code "maxOutgoingBytes"})
      */
     public long startRequest(long now, InetSocketAddress server, ByteBuffer request) {
-        Objects.requireNonNull(server, "server");
         Objects.requireNonNull(request, "request");
-        int length = request.remaining();
+        return startRequest(now, server, request, null, request.remaining());
+    }
+
+    /**
+     * {@link #startRequest(long, InetSocketAddress, ByteBuffer)} for a request in several parts,
+     * sent in order and read in place (never gathered into one buffer). The
+     * {@link PayloadReleaseListener} is told about {@code request[0]}.
+     *
+     * @param request at least one buffer; the array and the buffers are kept until the RPC ends
+     */
+    public long startRequestInParts(long now, InetSocketAddress server, ByteBuffer[] request) {
+        Objects.requireNonNull(request, "request");
+        return startRequest(now, server, request.length == 0 ? null : request[0], request,
+                OutgoingMessage.lengthOf(request));
+    }
+
+    private long startRequest(long now, InetSocketAddress server, ByteBuffer first, ByteBuffer[] parts, int length) {
+        Objects.requireNonNull(server, "server");
         checkMessageLength("request", length);
         limits.checkOutgoingLength("request", length);
         if (rpcs.liveRpcs() >= cfg.maxRpcs) {
@@ -130,7 +154,7 @@ public final class HomaEngine {
         limits.checkOutgoingRoom("request", length);
         Rpc rpc = rpcs.newClientRpc(server);
         rpc.startedAt = now;
-        outgoing.start(rpc, request);
+        outgoing.start(rpc, first, parts, length);
         counters.bump(Counter.CLIENT_RPCS_STARTED);
         clock.arm(now);
         return rpc.id;
@@ -152,9 +176,23 @@ public final class HomaEngine {
      *                              {@code maxOutgoingBytes}
      */
     public boolean respond(long now, InetSocketAddress client, long rpcId, ByteBuffer response) {
-        Objects.requireNonNull(client, "client");
         Objects.requireNonNull(response, "response");
-        int length = response.remaining();
+        return respond(now, client, rpcId, response, null, response.remaining());
+    }
+
+    /**
+     * {@link #respond(long, InetSocketAddress, long, ByteBuffer)} for a response in several parts,
+     * as in {@link #startRequestInParts}.
+     */
+    public boolean respondInParts(long now, InetSocketAddress client, long rpcId, ByteBuffer[] response) {
+        Objects.requireNonNull(response, "response");
+        return respond(now, client, rpcId, response.length == 0 ? null : response[0], response,
+                OutgoingMessage.lengthOf(response));
+    }
+
+    private boolean respond(long now, InetSocketAddress client, long rpcId, ByteBuffer first, ByteBuffer[] parts,
+                            int length) {
+        Objects.requireNonNull(client, "client");
         checkMessageLength("response", length);
         Rpc rpc = rpcs.serverRpc(client, rpcId);
         if (rpc == null || rpc.state != Rpc.State.SERVER_PROCESSING) {
@@ -164,7 +202,7 @@ public final class HomaEngine {
         limits.checkOutgoingRoom("response", length);
         rpc.state = Rpc.State.SERVER_RESPONDING;
         rpcs.heard(rpc); // the timer looks after it again, its silence counted from now
-        outgoing.start(rpc, response);
+        outgoing.start(rpc, first, parts, length);
         clock.arm(now);
         return true;
     }
@@ -311,7 +349,9 @@ public final class HomaEngine {
 
     /**
      * A datagram arrived from {@code from}: the bytes between the buffer's position and limit
-     * (neither is changed; the engine copies what it keeps, so the buffer may be reused at once).
+     * (neither is changed). What the engine keeps it takes through its {@link PayloadMemory}: with
+     * {@link PayloadMemory#HEAP} a copy, so the buffer may be reused at once; a shell's memory may
+     * instead retain the datagram's buffer ({@link PayloadMemory#keep}).
      */
     public void onDatagram(long now, InetSocketAddress from, ByteBuffer datagram) {
         DecodedPacket p = decoded;
@@ -340,6 +380,25 @@ public final class HomaEngine {
             case NEED_ACK -> acks.onNeedAck(from, p.senderId);
             case ACK -> acks.onAck(from, p);
             case OVERLOADED -> outgoing.onOverloaded(from, p);
+        }
+    }
+
+    /**
+     * Releases the received payload memory the engine holds: the chunks of incomplete messages and
+     * the messages of events not yet polled (those events are dropped). For shutting down: the
+     * engine must not be used afterwards. Outgoing payloads are the caller's to release.
+     */
+    public void close() {
+        for (Rpc r : rpcs.allLive()) {
+            if (r.in != null) {
+                rpcs.releaseIncoming(r).discard();
+            }
+        }
+        EngineEvent e;
+        while ((e = events.poll()) != null) {
+            if (e.message() != null) {
+                e.message().release();
+            }
         }
     }
 

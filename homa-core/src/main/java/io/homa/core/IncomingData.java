@@ -26,6 +26,7 @@ final class IncomingData {
     private final Acks acks;
     private final Queue<EngineEvent> events;
     private final int unscheduledLimit;
+    private PayloadMemory memory = PayloadMemory.HEAP;
 
     IncomingData(EngineConfig cfg, EngineCounters counters, TickClock clock, RpcTable rpcs, MemoryLimits limits,
                  GrantScheduler grants, ControlPackets control, Priorities priorities, Acks acks,
@@ -41,6 +42,10 @@ final class IncomingData {
         this.acks = acks;
         this.events = events;
         this.unscheduledLimit = cfg.unscheduledLimit();
+    }
+
+    void setPayloadMemory(PayloadMemory memory) {
+        this.memory = memory;
     }
 
     /** A decoded DATA packet {@code p} from {@code from}; its payload is still in {@code datagram}. */
@@ -211,7 +216,7 @@ final class IncomingData {
 
     // ------------------------------------------------------------------ write
 
-    /** Copies the payload into the message. @return new bytes, 0 for a duplicate, -1 if refused */
+    /** Writes the payload into the message. @return new bytes, 0 for a duplicate, -1 if refused */
     private int write(IncomingMessage in, ByteBuffer datagram, DecodedPacket p) {
         int n = p.payloadLength;
         if (n <= 0) {
@@ -219,7 +224,7 @@ final class IncomingData {
         }
         long outstandingBefore = in.outstanding();
         long footprintBefore = in.footprint();
-        int added = in.write(p.offset, datagram, p.payloadOffset, n);
+        int added = in.write(p.offset, datagram, p.payloadOffset, n, memory);
         limits.charge(in.rpc.peer, in.footprint() - footprintBefore);
         grants.received(in, outstandingBefore);
         if (added < 0) {

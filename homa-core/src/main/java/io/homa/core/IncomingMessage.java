@@ -3,7 +3,9 @@ package io.homa.core;
 import java.nio.ByteBuffer;
 
 /**
- * A message being received: reassembly into lazily allocated chunks, the ranges that arrived, and
+ * A message being received: reassembly into lazily allocated chunks (from the engine's
+ * {@link PayloadMemory}; a message that arrives whole in one datagram keeps that datagram instead
+ * of a chunk, without a copy), the ranges that arrived, and
  * the receiver's grant state. Memory grows only with bytes that actually arrive, and the engine
  * accepts bytes only below what it granted (or the unscheduled limit), so a peer that claims a
  * huge length costs nothing until it is granted. Even the table of chunk references grows only as
@@ -23,7 +25,7 @@ final class IncomingMessage {
     static final int SLOT = 8;
     /** Initial capacity of {@link ReceivedRanges}. */
     static final int INITIAL_RANGES = 4;
-    private static final byte[][] NO_CHUNKS = new byte[0][];
+    private static final PayloadBuffer[] NO_CHUNKS = {};
 
     final Rpc rpc;
     final int length;
@@ -32,8 +34,8 @@ final class IncomingMessage {
     final ReceivedRanges ranges = new ReceivedRanges();
     /** Chunks the whole message needs. */
     private final int chunkCount;
-    /** Chunk references, grown (up to {@link #chunkCount}) as far as bytes have arrived. */
-    private byte[][] chunks;
+    /** Chunk references, grown (up to {@link #chunkCount}) as far as bytes have arrived; owned here. */
+    private PayloadBuffer[] chunks;
     /** Bytes of chunk memory allocated. */
     long allocated;
 
@@ -51,11 +53,8 @@ final class IncomingMessage {
         this.length = length;
         this.seq = seq;
         this.chunkCount = chunkCount(length);
-        if (length == 0) {
-            this.chunks = new byte[][]{new byte[0]};
-        } else {
-            this.chunks = NO_CHUNKS;
-        }
+        // An empty message has one (empty) chunk slot, as its footprint has always counted.
+        this.chunks = length == 0 ? new PayloadBuffer[1] : NO_CHUNKS;
     }
 
     private static int chunkCount(int length) {
@@ -151,12 +150,24 @@ final class IncomingMessage {
         return need;
     }
 
+    /** Writes a segment in, with chunks from the heap (tests). */
+    int write(int offset, ByteBuffer src, int srcIndex, int n) {
+        return write(offset, src, srcIndex, n, PayloadMemory.HEAP);
+    }
+
     /**
-     * Copies a segment in. The caller has checked bounds and memory.
+     * Writes a segment in: keeps it if it is the whole message, else copies it into chunks from
+     * {@code memory}. The caller has checked bounds and memory.
      *
      * @return new bytes, or -1 if the segment was refused (too fragmented)
      */
-    int write(int offset, ByteBuffer src, int srcIndex, int n) {
+    int write(int offset, ByteBuffer src, int srcIndex, int n, PayloadMemory memory) {
+        if (offset == 0 && n == length && chunkCount == 1 && chunks.length == 0) {
+            // The whole message in one datagram: no copy (the only segment, so ranges accept it).
+            chunks = new PayloadBuffer[]{memory.keep(src, srcIndex, n)};
+            allocated += n;
+            return ranges.add(0, n);
+        }
         int added = ranges.add(offset, offset + n);
         if (added <= 0) {
             return added;
@@ -170,13 +181,14 @@ final class IncomingMessage {
         int left = n;
         while (left > 0) {
             int c = pos / CHUNK;
+            int size = chunkLength(c);
             if (chunks[c] == null) {
-                chunks[c] = new byte[chunkLength(c)];
-                allocated += chunks[c].length;
+                chunks[c] = memory.allocate(size);
+                allocated += size;
             }
             int within = pos - c * CHUNK;
-            int k = Math.min(left, chunks[c].length - within);
-            src.get(from, chunks[c], within, k);
+            int k = Math.min(left, size - within);
+            chunks[c].bytes().put(within, src, from, k);
             pos += k;
             from += k;
             left -= k;
@@ -184,10 +196,20 @@ final class IncomingMessage {
         return added;
     }
 
+    /** The complete message; its chunks now belong to it (this message must not {@link #discard}). */
     ReceivedMessage toMessage() {
         // Complete: every chunk was written, so the table has reached its full length.
-        return new ReceivedMessage(length, chunks.length == chunkCount ? chunks
-                : java.util.Arrays.copyOf(chunks, chunkCount), CHUNK);
+        return new ReceivedMessage(length, chunks);
+    }
+
+    /** Releases the chunks of a message that will not be delivered (aborted, evicted, timed out). */
+    void discard() {
+        for (int i = 0; i < chunks.length; i++) {
+            if (chunks[i] != null) {
+                chunks[i].release();
+                chunks[i] = null;
+            }
+        }
     }
 
     /** Length of the chunk reference table now (it grows as bytes arrive). */

@@ -45,9 +45,12 @@ final class OutgoingData {
         this.unscheduledLimit = cfg.unscheduledLimit();
     }
 
-    /** Queues {@code payload} as the RPC's outgoing message (its room was checked by the caller). */
-    void start(Rpc rpc, ByteBuffer payload) {
-        rpc.out = new OutgoingMessage(rpc, payload, rpcs.nextMessageSeq(), unscheduledFor(rpc));
+    /**
+     * Queues the RPC's outgoing message (its room was checked by the caller): {@code payload}, or
+     * {@code parts} ({@code payload} their first) if not null.
+     */
+    void start(Rpc rpc, ByteBuffer payload, ByteBuffer[] parts, int length) {
+        rpc.out = new OutgoingMessage(rpc, payload, parts, length, rpcs.nextMessageSeq(), unscheduledFor(rpc));
         limits.addOutgoing(rpc.out.length);
         senders.offer(rpc.out);
     }
@@ -112,8 +115,11 @@ final class OutgoingData {
                     || out.remaining() < WireFormat.DATA_HEADER + n || !pacer.mayTransmit(now, paceEnd - pos))) {
                 break;
             }
-            PacketEncoder.data(out, m.rpc.id, m.length, Math.min(m.granted, m.length), pos,
-                    peer.cutoffVersion, retransmit, acks.piggyback(peer), 0, m.payload, m.payloadIndex(pos), n);
+            int at = out.position();
+            PacketEncoder.dataHeader(out, at, m.rpc.id, m.length, Math.min(m.granted, m.length), pos,
+                    peer.cutoffVersion, retransmit, acks.piggyback(peer), 0);
+            m.copyPayload(out, at + WireFormat.DATA_HEADER, pos, n);
+            out.position(at + WireFormat.DATA_HEADER + n);
             pos += n;
             if (retransmit) {
                 counters.add(Counter.BYTES_RETRANSMITTED, n);
@@ -255,7 +261,7 @@ final class OutgoingData {
         counters.bump(Counter.REQUEST_RESTARTS);
         counters.observer.requestRestarted(from, rpc.id, rpc.restarts);
         if (rpc.in != null) {
-            rpcs.releaseIncoming(rpc);
+            rpcs.releaseIncoming(rpc).discard();
             grants.schedule(control); // the freed budget may unblock another message
         }
         senders.remove(rpc.out);

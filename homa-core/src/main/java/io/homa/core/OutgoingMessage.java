@@ -5,11 +5,16 @@ import java.nio.ByteBuffer;
 /**
  * A message being sent: its bytes, how far it has been transmitted, how far the receiver granted,
  * and ranges queued for retransmission. The engine reads the payload with absolute gets only, so
- * the caller's buffer position and limit are never changed.
+ * the caller's buffer position and limit are never changed. The bytes are one buffer or several
+ * parts in order (a composite, e.g. a request received in chunks and echoed back), read in
+ * place either way: never copied into one.
  */
 final class OutgoingMessage {
     final Rpc rpc;
+    /** The payload, or its first part: what the {@link PayloadReleaseListener} is told about. */
     final ByteBuffer payload;
+    /** The payload's parts, or null when {@link #payload} is all of it. */
+    private final ByteBuffer[] parts;
     final int length;
     /** Order of creation: FIFO mode and SRPT ties. */
     final long seq;
@@ -36,17 +41,52 @@ final class OutgoingMessage {
     private int rtCount;
 
     OutgoingMessage(Rpc rpc, ByteBuffer payload, long seq, int unscheduledLimit) {
+        this(rpc, payload, null, payload.remaining(), seq, unscheduledLimit);
+    }
+
+    /** @param parts null, or the payload's parts ({@code payload} their first), {@code length} bytes in all */
+    OutgoingMessage(Rpc rpc, ByteBuffer payload, ByteBuffer[] parts, int length, long seq, int unscheduledLimit) {
         this.rpc = rpc;
         this.payload = payload;
-        this.length = payload.remaining();
+        this.parts = parts;
+        this.length = length;
         this.seq = seq;
         this.unscheduledLimit = Math.min(length, unscheduledLimit);
         this.granted = this.unscheduledLimit;
     }
 
-    /** Payload byte {@code offset} of the message is at this absolute index of {@link #payload}. */
-    int payloadIndex(int offset) {
-        return payload.position() + offset;
+    /** Bytes between position and limit of all {@code parts}, which must not be empty. */
+    static int lengthOf(ByteBuffer[] parts) {
+        if (parts.length == 0) {
+            throw new IllegalArgumentException("a payload in parts needs at least one part");
+        }
+        long n = 0;
+        for (ByteBuffer b : parts) {
+            n += b.remaining();
+        }
+        return (int) Math.min(n, Integer.MAX_VALUE);
+    }
+
+    /** Copies payload bytes {@code [offset, offset + n)} into {@code out} at absolute index {@code at}. */
+    void copyPayload(ByteBuffer out, int at, int offset, int n) {
+        if (parts == null) {
+            out.put(at, payload, payload.position() + offset, n);
+            return;
+        }
+        int i = 0;
+        while (offset >= parts[i].remaining()) { // a few parts at most: a linear walk
+            offset -= parts[i].remaining();
+            i++;
+        }
+        while (n > 0) {
+            ByteBuffer b = parts[i];
+            int k = Math.min(n, b.remaining() - offset);
+            out.put(at, b, b.position() + offset, k);
+            at += k;
+            n -= k;
+            offset = 0;
+            i++;
+        }
     }
 
     /** Bytes not yet transmitted once: the sender's SRPT key. */

@@ -11,5 +11,6 @@ import java.nio.ByteBuffer;
  */
 @FunctionalInterface
 public interface PayloadReleaseListener {
+    /** @param payload the buffer given, or the first of the parts given */
     void released(ByteBuffer payload);
 }

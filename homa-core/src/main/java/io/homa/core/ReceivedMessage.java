@@ -1,22 +1,32 @@
 package io.homa.core;
 
 import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /**
- * A complete message handed to the application. Its bytes live in one or more chunks (large
- * messages are reassembled into 64 KiB chunks so that nothing is allocated before it arrives);
- * {@link #buffers()} exposes them without copying, {@link #toByteArray()} copies them out.
- * Once delivered the engine never touches it again: the receiver owns it.
+ * A complete message handed to the application. Its bytes live in one or more {@link PayloadBuffer}
+ * parts from the engine's {@link PayloadMemory}: the datagram it arrived in (kept, not copied), or
+ * the 64 KiB chunks it was assembled in (every one full but the last). {@link #buffers()} exposes
+ * them without copying, {@link #toByteArray()} copies them out.
+ *
+ * <p>Ownership: once delivered the engine never touches it again. The receiver owns its memory and
+ * gives it back exactly once: {@link #release()}, or {@link #takeParts()} and then a release of each
+ * part. Either is safe from any thread; the second of them is a no-op (release) or throws
+ * (takeParts). No view may be read after the release.
  */
 public final class ReceivedMessage {
-    private final int length;
-    private final byte[][] chunks;
-    private final int chunkSize;
+    private static final PayloadBuffer[] NONE = {};
+    private static final AtomicIntegerFieldUpdater<ReceivedMessage> RELEASED =
+            AtomicIntegerFieldUpdater.newUpdater(ReceivedMessage.class, "released");
 
-    ReceivedMessage(int length, byte[][] chunks, int chunkSize) {
+    private final int length;
+    private final PayloadBuffer[] parts;
+    /** 1 once released or taken. */
+    private volatile int released;
+
+    ReceivedMessage(int length, PayloadBuffer[] parts) {
         this.length = length;
-        this.chunks = chunks;
-        this.chunkSize = chunkSize;
+        this.parts = length == 0 ? NONE : parts;
     }
 
     /**
@@ -24,7 +34,7 @@ public final class ReceivedMessage {
      * takes {@code bytes} without copying.
      */
     public static ReceivedMessage of(byte[] bytes) {
-        return new ReceivedMessage(bytes.length, new byte[][]{bytes}, Math.max(1, bytes.length));
+        return new ReceivedMessage(bytes.length, new PayloadBuffer[]{new HeapPayloadMemory.Chunk(bytes)});
     }
 
     /** Message length in bytes (0 is a valid length). */
@@ -34,9 +44,6 @@ public final class ReceivedMessage {
 
     /** A fresh array with the whole message. */
     public byte[] toByteArray() {
-        if (chunks.length == 1 && chunks[0].length == length) {
-            return chunks[0].clone();
-        }
         byte[] out = new byte[length];
         copyTo(out, 0);
         return out;
@@ -44,32 +51,51 @@ public final class ReceivedMessage {
 
     /** Copies the whole message into {@code dst} at {@code offset}. */
     public void copyTo(byte[] dst, int offset) {
+        if (offset < 0 || dst.length - offset < length) {
+            throw new IndexOutOfBoundsException("message of " + length + " bytes at " + offset + " in " + dst.length);
+        }
         int pos = 0;
-        for (byte[] c : chunks) {
-            int n = Math.min(c.length, length - pos);
-            System.arraycopy(c, 0, dst, offset + pos, n);
+        for (PayloadBuffer p : parts) {
+            ByteBuffer b = p.bytes();
+            int n = b.limit();
+            b.get(0, dst, offset + pos, n);
             pos += n;
         }
     }
 
-    /** The message as read-only buffers, in order, without copying. */
+    /** The message as read-only buffers, one per part, in order, without copying. */
     public ByteBuffer[] buffers() {
-        ByteBuffer[] out = new ByteBuffer[chunks.length];
-        int pos = 0;
-        for (int i = 0; i < chunks.length; i++) {
-            int n = Math.min(chunks[i].length, length - pos);
-            out[i] = ByteBuffer.wrap(chunks[i], 0, n).asReadOnlyBuffer();
-            pos += n;
+        ByteBuffer[] out = new ByteBuffer[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            out[i] = parts[i].bytes().asReadOnlyBuffer();
         }
         return out;
     }
 
-    /** The underlying chunks (every one full except possibly the last); do not modify. */
-    byte[][] chunks() {
-        return chunks;
+    /**
+     * Takes over the parts' memory: the caller now releases each part (an I/O shell turns them into
+     * its own buffers). Empty for an empty message.
+     *
+     * @throws IllegalStateException if the message was released or taken already
+     */
+    public PayloadBuffer[] takeParts() {
+        if (!RELEASED.compareAndSet(this, 0, 1)) {
+            throw new IllegalStateException("message of " + length + " bytes was released already");
+        }
+        return parts;
     }
 
-    int chunkSize() {
-        return chunkSize;
+    /** Gives the message's memory back; later calls do nothing. */
+    public void release() {
+        if (RELEASED.compareAndSet(this, 0, 1)) {
+            for (PayloadBuffer p : parts) {
+                p.release();
+            }
+        }
+    }
+
+    /** Number of parts (0 for an empty message). */
+    int partCount() {
+        return parts.length;
     }
 }

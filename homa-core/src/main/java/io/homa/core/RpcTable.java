@@ -181,7 +181,7 @@ final class RpcTable {
             return;
         }
         if (rpc.in != null) {
-            releaseIncoming(rpc);
+            releaseIncoming(rpc).discard();
         }
         if (rpc.out != null) {
             senders.remove(rpc.out);
@@ -210,7 +210,10 @@ final class RpcTable {
         grants.schedule(control); // freed budget may unblock needy messages
     }
 
-    /** Forgets the RPC's incoming message: out of the scheduler, its budget and memory released. */
+    /**
+     * Forgets the RPC's incoming message: out of the scheduler, its budget and memory uncharged.
+     * The caller then delivers it ({@link IncomingMessage#toMessage}) or discards it (its chunks released).
+     */
     IncomingMessage releaseIncoming(Rpc rpc) {
         IncomingMessage in = rpc.in;
         if (rpc.client) {

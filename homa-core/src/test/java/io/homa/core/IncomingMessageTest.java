@@ -273,14 +273,59 @@ class IncomingMessageTest {
         byte[] data = random(length, 13);
         IncomingMessage m = message(length);
         write(m, data, 0, length);
-        ReceivedMessage r = m.toMessage();
-        assertEquals(CHUNK, r.chunkSize());
-        byte[][] chunks = r.chunks();
+        ByteBuffer[] chunks = m.toMessage().buffers();
         assertEquals(4, chunks.length);
         for (int i = 0; i < 3; i++) {
-            assertEquals(CHUNK, chunks[i].length);
+            assertEquals(CHUNK, chunks[i].remaining());
         }
-        assertEquals(10, chunks[3].length);
+        assertEquals(10, chunks[3].remaining());
+    }
+
+    @Test
+    void wholeMessageInOneSegment_keptNotAllocated() {
+        CountingPayloadMemory memory = new CountingPayloadMemory();
+        byte[] data = random(1000, 15);
+        IncomingMessage m = message(1000);
+        ByteBuffer src = ByteBuffer.allocate(1100);
+        src.put(50, data);
+        assertEquals(1000, m.write(0, src, 50, 1000, memory));
+        assertEquals(1, memory.kept);
+        assertEquals(0, memory.allocated);
+        assertEquals(1000, m.allocated, "charged as one chunk");
+        ReceivedMessage r = m.toMessage();
+        assertAllViewsEqual(data, r);
+        assertEquals(1, memory.live());
+        r.release();
+        r.release();
+        assertEquals(0, memory.live(), "released once");
+    }
+
+    @Test
+    void multiSegmentMessage_chunksFromMemory_discardReleasesThem() {
+        CountingPayloadMemory memory = new CountingPayloadMemory();
+        int length = 2 * CHUNK + 7;
+        byte[] data = random(length, 16);
+        IncomingMessage m = message(length);
+        ByteBuffer src = ByteBuffer.wrap(data);
+        m.write(0, src, 0, SEG, memory);
+        m.write(CHUNK + 3, src, CHUNK + 3, SEG, memory); // spans nothing but chunk 1
+        assertEquals(0, memory.kept);
+        assertEquals(2, memory.allocated);
+        assertEquals(m.write(0, src, 0, SEG, memory), 0, "duplicate");
+        assertEquals(2, memory.allocated, "a duplicate allocates nothing");
+        m.discard();
+        assertEquals(0, memory.live());
+    }
+
+    @Test
+    void firstSegmentOfLongerMessage_notKept() {
+        CountingPayloadMemory memory = new CountingPayloadMemory();
+        IncomingMessage m = message(5000);
+        m.write(0, ByteBuffer.allocate(SEG), 0, SEG, memory);
+        assertEquals(0, memory.kept);
+        assertEquals(1, memory.allocated);
+        m.discard();
+        assertEquals(0, memory.live());
     }
 
     @Test

@@ -13,6 +13,7 @@ import java.util.BitSet;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -62,12 +63,49 @@ class OutgoingMessageTest {
     }
 
     @Test
-    void payloadIndex_offsetByBufferPosition() {
+    void copyPayload_offsetByBufferPosition() {
         ByteBuffer p = ByteBuffer.allocate(1000);
+        for (int i = 0; i < 1000; i++) {
+            p.put(i, (byte) i);
+        }
         p.position(100);
         OutgoingMessage m = new OutgoingMessage(new Rpc(2, PEER, true), p, 0, 40_096);
-        assertEquals(100, m.payloadIndex(0));
-        assertEquals(600, m.payloadIndex(500));
+        ByteBuffer out = ByteBuffer.allocate(20);
+        m.copyPayload(out, 4, 500, 10);
+        for (int i = 0; i < 10; i++) {
+            assertEquals((byte) (600 + i), out.get(4 + i));
+        }
+        assertEquals(100, p.position());
+        assertEquals(0, out.position());
+    }
+
+    @Test
+    void copyPayload_parts_readAcrossBoundariesInPlace() {
+        ByteBuffer a = ByteBuffer.wrap(new byte[]{9, 0, 1, 2}).position(1); // 0 1 2
+        ByteBuffer empty = ByteBuffer.allocate(0);
+        ByteBuffer b = ByteBuffer.allocateDirect(4).put(0, (byte) 3).put(1, (byte) 4).limit(2); // 3 4
+        ByteBuffer c = ByteBuffer.wrap(new byte[]{5, 6, 7});
+        ByteBuffer[] parts = {a, empty, b, c};
+        int length = OutgoingMessage.lengthOf(parts);
+        assertEquals(8, length);
+        OutgoingMessage m = new OutgoingMessage(new Rpc(2, PEER, true), a, parts, length, 0, 40_096);
+        assertEquals(8, m.length);
+        for (int offset = 0; offset < 8; offset++) {
+            for (int n = 0; offset + n <= 8; n++) {
+                ByteBuffer out = ByteBuffer.allocate(8);
+                m.copyPayload(out, 0, offset, n);
+                for (int i = 0; i < n; i++) {
+                    assertEquals(offset + i, out.get(i), "offset " + offset + " n " + n);
+                }
+            }
+        }
+        assertEquals(1, a.position());
+        assertEquals(2, b.limit());
+    }
+
+    @Test
+    void lengthOf_noParts_refused() {
+        assertThrows(IllegalArgumentException.class, () -> OutgoingMessage.lengthOf(new ByteBuffer[0]));
     }
 
     @Test

@@ -11,7 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** ReceivedMessage built directly from chunks, as IncomingMessage hands them over. */
+/** ReceivedMessage built directly from heap parts, as IncomingMessage hands them over. */
 class ReceivedMessageTest {
 
     private static byte[] seq(int n, int from) {
@@ -22,9 +22,18 @@ class ReceivedMessageTest {
         return b;
     }
 
+    private static ReceivedMessage message(byte[]... chunks) {
+        PayloadBuffer[] parts = new PayloadBuffer[chunks.length];
+        int length = 0;
+        for (int i = 0; i < chunks.length; i++) {
+            parts[i] = new HeapPayloadMemory.Chunk(chunks[i]);
+            length += chunks[i].length;
+        }
+        return new ReceivedMessage(length, parts);
+    }
+
     private static ReceivedMessage threeChunks() {
-        // chunk size 4: 4 + 4 + 2 = 10 bytes
-        return new ReceivedMessage(10, new byte[][]{seq(4, 0), seq(4, 4), seq(2, 8)}, 4);
+        return message(seq(4, 0), seq(4, 4), seq(2, 8)); // 4 + 4 + 2 = 10 bytes
     }
 
     @Test
@@ -40,7 +49,7 @@ class ReceivedMessageTest {
     @Test
     void toByteArray_singleChunk_isACopy() {
         byte[] chunk = seq(5, 0);
-        ReceivedMessage r = new ReceivedMessage(5, new byte[][]{chunk}, 64 * 1024);
+        ReceivedMessage r = message(chunk);
         byte[] out = r.toByteArray();
         assertArrayEquals(chunk, out);
         assertNotSame(chunk, out);
@@ -104,25 +113,56 @@ class ReceivedMessageTest {
     }
 
     @Test
-    void buffers_limitedToMessageLengthEvenIfLastChunkLarger() {
-        ReceivedMessage r = new ReceivedMessage(6, new byte[][]{seq(4, 0), seq(4, 4)}, 4);
-        ByteBuffer[] bs = r.buffers();
-        assertEquals(4, bs[0].remaining());
-        assertEquals(2, bs[1].remaining());
-        assertArrayEquals(seq(6, 0), r.toByteArray());
-        byte[] dst = new byte[6];
-        r.copyTo(dst, 0);
-        assertArrayEquals(seq(6, 0), dst);
+    void zeroLength_everyViewEmpty() {
+        ReceivedMessage r = message();
+        assertEquals(0, r.length());
+        assertEquals(0, r.toByteArray().length);
+        assertEquals(0, r.buffers().length);
+        r.copyTo(new byte[0], 0);
+        assertEquals(0, r.takeParts().length);
     }
 
     @Test
-    void zeroLength_everyViewEmpty() {
-        ReceivedMessage r = new ReceivedMessage(0, new byte[][]{new byte[0]}, 64 * 1024);
-        assertEquals(0, r.length());
-        assertEquals(0, r.toByteArray().length);
-        ByteBuffer[] bs = r.buffers();
-        assertEquals(1, bs.length);
-        assertEquals(0, bs[0].remaining());
-        r.copyTo(new byte[0], 0);
+    void takeParts_once_thenReleaseDoesNothing() {
+        int[] released = new int[1];
+        PayloadBuffer part = new PayloadBuffer() {
+            private final ByteBuffer bytes = ByteBuffer.wrap(seq(3, 0));
+
+            @Override
+            public ByteBuffer bytes() {
+                return bytes;
+            }
+
+            @Override
+            public void release() {
+                released[0]++;
+            }
+        };
+        ReceivedMessage r = new ReceivedMessage(3, new PayloadBuffer[]{part});
+        assertEquals(part, r.takeParts()[0]);
+        r.release();
+        assertEquals(0, released[0], "the taker releases the parts");
+        assertThrows(IllegalStateException.class, r::takeParts);
+    }
+
+    @Test
+    void release_releasesEachPartOnce() {
+        int[] released = new int[1];
+        PayloadBuffer part = new PayloadBuffer() {
+            @Override
+            public ByteBuffer bytes() {
+                return ByteBuffer.allocate(2);
+            }
+
+            @Override
+            public void release() {
+                released[0]++;
+            }
+        };
+        ReceivedMessage r = new ReceivedMessage(4, new PayloadBuffer[]{part, part});
+        r.release();
+        r.release();
+        assertEquals(2, released[0]);
+        assertThrows(IllegalStateException.class, r::takeParts);
     }
 }

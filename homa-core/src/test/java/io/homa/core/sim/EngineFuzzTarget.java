@@ -1,6 +1,7 @@
 package io.homa.core.sim;
 
 import io.homa.core.Counter;
+import io.homa.core.CountingPayloadMemory;
 import io.homa.core.EngineConfig;
 import io.homa.core.HomaEngine;
 import io.homa.core.wire.DecodedPacket;
@@ -82,6 +83,9 @@ final class EngineFuzzTarget {
     private int hostilePackets;
     /** Aim only at the honest RPCs: every packet names a recent honest id (or is a mutation or replay). */
     private final boolean aimAtHonest;
+    /** Received payload memory of each engine: every buffer must come back exactly once. */
+    private final CountingPayloadMemory memoryA = new CountingPayloadMemory();
+    private final CountingPayloadMemory memoryB = new CountingPayloadMemory();
 
     private EngineFuzzTarget(boolean aimAtHonest) {
         this.aimAtHonest = aimAtHonest;
@@ -91,6 +95,8 @@ final class EngineFuzzTarget {
         ledger = new RpcLedger(net).ignoreRequestsFrom(hostile[0]).ignoreRequestsFrom(hostile[1]);
         ledger.attach(a);
         ledger.attach(b);
+        a.engine().setPayloadMemory(memoryA);
+        b.engine().setPayloadMemory(memoryB);
         net.intercept(this::watch);
     }
 
@@ -171,6 +177,10 @@ final class EngineFuzzTarget {
                 () -> "engines never went idle: A " + a.engine().describe() + " | B " + b.engine().describe());
         RpcLedger.assertQuiescent(net);
         checkLimits();
+        ledger.releaseOutcomes();
+        for (CountingPayloadMemory m : List.of(memoryA, memoryB)) {
+            assertEquals(0, m.live(), () -> m.live() + " of " + m.handedOut() + " payload buffers never released");
+        }
     }
 
     private void checkLimits() {

@@ -88,6 +88,7 @@ public final class RpcLedger {
                         deliveries.merge(key(e.peer(), e.rpcId()), 1, Integer::sum);
                     }
                     byte[] req = e.message().toByteArray();
+                    e.message().release();
                     byte[] resp = responseLength == null ? req : new byte[responseLength.applyAsInt(req.length)];
                     host.engine().respond(clock.getAsLong(), e.peer(), e.rpcId(), ByteBuffer.wrap(resp));
                 }
@@ -100,6 +101,8 @@ public final class RpcLedger {
                     if (c.outcome == null) {
                         c.outcome = e;
                         c.finishedAt = clock.getAsLong();
+                    } else if (e.message() != null) {
+                        e.message().release(); // a second outcome: wrong, and assertAllExactlyOnce says so
                     }
                 }
             }
@@ -151,6 +154,15 @@ public final class RpcLedger {
             assertArrayEquals(expected, c.outcome.message().toByteArray(), () -> "rpc " + c.id + " bytes differ");
         }
         assertTrue(deliveries.size() == order.size(), "server saw requests nobody sent: " + deliveries.size());
+    }
+
+    /** Gives back the memory of every response kept as an outcome (after the checks that read them). */
+    public void releaseOutcomes() {
+        for (Call c : order) {
+            if (c.outcome != null && c.outcome.message() != null) {
+                c.outcome.message().release();
+            }
+        }
     }
 
     /** Every engine in the network holds no per-RPC state. */
