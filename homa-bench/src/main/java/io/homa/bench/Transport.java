@@ -20,6 +20,11 @@ public interface Transport {
     /** Starts a client of the server at {@code server}. */
     EchoClient connect(InetSocketAddress server);
 
+    /** Whether {@code compare} runs this transport in the throughput scenarios only (a variant about bulk load). */
+    default boolean throughputOnly() {
+        return false;
+    }
+
     /** Whether a request of {@code size} bytes fits this transport. */
     default boolean supports(int size) {
         return size >= 0 && size <= maxMessageLength();
