@@ -10,10 +10,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 
 /**
@@ -229,7 +231,11 @@ public final class CompareCommand implements Callable<Integer> {
 
     private void warmUp(ScenarioRunner runner, RunMode mode, List<Transport> chosen) {
         if (!mode.jitWarmup().isZero()) {
+            Set<String> warmed = new HashSet<>();
             for (Transport t : chosen) {
+                if (!warmed.add(t.warmUpGroup())) {
+                    continue; // the same code as one warmed already (homa-2loops after homa)
+                }
                 stderr.printf(Locale.ROOT, "compare: warming up %s (%d s, discarded)%n", t.name(), mode.jitWarmup().toSeconds());
                 runner.warmUp(t, mode.jitWarmup());
             }

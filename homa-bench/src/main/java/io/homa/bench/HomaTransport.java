@@ -24,7 +24,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * </ul>
  * The MTU follows the interface (65,535 on loopback, as HomaConfig does by default); the system
  * property {@code homa.bench.mtu} (e.g. 1500) overrides it, {@code homa.bench.maxIncoming} sets the
- * receiver's grant budget; {@code homa.bench.busyPoll=true} makes the event loops spin.
+ * receiver's grant budget, {@code homa.bench.receiveBatch} the datagrams per receive batch;
+ * {@code homa.bench.busyPoll=true} makes the event loops spin.
  * Variants: {@link #on} one named Netty transport (io_uring, epoll, NIO), {@link #twoLoops()} two
  * engines per socket. {@link #withMicrometer()} (compare's {@code --micrometer}) attaches a {@link HomaMetricsBinder} to
  * every socket, so that a run measures its overhead (its timers record every call; nothing scrapes).
@@ -86,6 +87,10 @@ public final class HomaTransport implements Transport {
         if (maxIncoming != null) {
             b.maxIncoming(maxIncoming);
         }
+        Integer receiveBatch = Integer.getInteger("homa.bench.receiveBatch");
+        if (receiveBatch != null) {
+            b.receiveBatch(receiveBatch);
+        }
         if (Boolean.getBoolean("homa.bench.busyPoll")) {
             b.busyPoll(true);
         }
@@ -100,6 +105,12 @@ public final class HomaTransport implements Transport {
     @Override
     public boolean throughputOnly() {
         return loops > 1;
+    }
+
+    /** Variants on the same Netty transport run the same code: one JIT warm-up serves them. */
+    @Override
+    public String warmUpGroup() {
+        return Transports.HOMA + "/" + io;
     }
 
     /** The Netty transport a socket of this configuration runs on here (io_uring, epoll or nio). */

@@ -25,6 +25,14 @@ public interface Transport {
         return false;
     }
 
+    /**
+     * Transports of one group run the same code, so {@code compare}'s JIT warm-up of the first
+     * serves them all (homa and homa-2loops); by default each transport is its own group.
+     */
+    default String warmUpGroup() {
+        return name();
+    }
+
     /** Whether a request of {@code size} bytes fits this transport. */
     default boolean supports(int size) {
         return size >= 0 && size <= maxMessageLength();
