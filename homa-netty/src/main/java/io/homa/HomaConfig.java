@@ -25,8 +25,9 @@ import java.util.concurrent.Executor;
  *   <li><b>The API</b>: the default call deadline, the server's request timeout, and where user
  *       code runs (a separate executor by default; on the event loop with
  *       {@link Builder#inlineExecution(boolean)}).</li>
- *   <li><b>The I/O shell</b>: event loops, priority sockets and their TOS, receive batching, GSO,
- *       GRO, busy polling and socket buffers; and the TCP fallback ({@link Builder#tcpFallback}).</li>
+ *   <li><b>The I/O shell</b>: Netty's transport (epoll, io_uring, NIO), event loops, priority
+ *       sockets and their TOS, receive batching, GSO, GRO, busy polling and socket buffers; and
+ *       the TCP fallback ({@link Builder#tcpFallback}).</li>
  * </ul>
  * Fault injection for tests is not part of this API: see package {@code io.homa.testing}.
  */
@@ -297,7 +298,10 @@ public final class HomaConfig {
     /** The IP TOS byte used for priority {@code level} (0..7) when {@link #prioritySockets()}. */
     public int tos(int level) { return tosByLevel[level]; }
 
-    /** Datagrams read per system call where recvmmsg is available; 1 turns batching off (default 32). */
+    /**
+     * Datagrams read per system call (epoll: recvmmsg; io_uring: receives submitted together);
+     * 1 turns batching off (default 32).
+     */
     public int receiveBatch() { return receiveBatch; }
 
     /** Whether runs of equal-size segments leave in one UDP GSO send where supported (default true). */
@@ -583,16 +587,22 @@ public final class HomaConfig {
         /** The IP TOS byte of each level 0..7 (default Linux Homa's {@code level << 5}). */
         public Builder tosByLevel(int... v) { this.tosByLevel = v == null ? null : v.clone(); return this; }
 
-        /** Datagrams read per system call where recvmmsg is available; 1 = no batching (default 32). */
+        /**
+         * Datagrams read per system call (epoll: recvmmsg; io_uring: receives submitted together);
+         * 1 = no batching (default 32).
+         */
         public Builder receiveBatch(int v) { this.receiveBatch = v; return this; }
 
         /** UDP GSO for runs of equal-size segments, where the kernel supports it (default true). */
         public Builder gso(boolean v) { this.gso = v; return this; }
 
-        /** UDP GRO on receive, where the kernel supports it (epoll only; default false). */
+        /** UDP GRO on receive, where the kernel supports it (epoll only, ignored elsewhere; default false). */
         public Builder gro(boolean v) { this.gro = v; return this; }
 
-        /** Event loops spin instead of sleeping: lowest latency, one busy core per loop (default false). */
+        /**
+         * Event loops spin instead of sleeping: lowest latency, one busy core per loop (default
+         * false). Epoll and NIO only: ignored on io_uring, whose I/O handler takes no select strategy.
+         */
         public Builder busyPoll(boolean v) { this.busyPoll = v; return this; }
 
         /** Use a native transport (epoll, io_uring) when available (default true); false forces NIO. */

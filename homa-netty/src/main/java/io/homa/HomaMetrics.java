@@ -315,8 +315,8 @@ public final class HomaMetrics {
 
     @Override
     public String toString() {
-        StringBuilder sb = new StringBuilder("HomaMetrics{").append(transport).append(" active=").append(activeClientRpcs).append("c/")
-                .append(activeServerRpcs).append('s');
+        StringBuilder sb = new StringBuilder("HomaMetrics{").append(transport)
+                .append(" active=").append(activeClientRpcs).append("c/").append(activeServerRpcs).append('s');
         for (Counter c : Counter.values()) {
             if (counters[c.ordinal()] != 0) {
                 sb.append(' ').append(c.name().toLowerCase()).append('=').append(counters[c.ordinal()]);

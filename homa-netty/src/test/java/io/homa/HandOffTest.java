@@ -103,7 +103,8 @@ class HandOffTest {
     private static void expectHandOffs(HomaSocket s, long loop, long executor) {
         Loopback.await(Duration.ofSeconds(10), () -> {
             HomaMetrics m = s.metrics();
-            return m.shell(HomaMetrics.Shell.LOOP_HANDOFFS) >= loop && m.shell(HomaMetrics.Shell.EXECUTOR_HANDOFFS) >= executor;
+            return m.shell(HomaMetrics.Shell.LOOP_HANDOFFS) >= loop
+                    && m.shell(HomaMetrics.Shell.EXECUTOR_HANDOFFS) >= executor;
         }, () -> s + " " + s.metrics());
         HomaMetrics m = s.metrics();
         assertEquals(loop, m.shell(HomaMetrics.Shell.LOOP_HANDOFFS), "loop hand-offs of " + s + ": " + m);

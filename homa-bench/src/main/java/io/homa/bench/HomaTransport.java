@@ -27,8 +27,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * receiver's grant budget, {@code homa.bench.receiveBatch} the datagrams per receive batch;
  * {@code homa.bench.busyPoll=true} makes the event loops spin.
  * Variants: {@link #on} one named Netty transport (io_uring, epoll, NIO), {@link #twoLoops()} two
- * engines per socket. {@link #withMicrometer()} (compare's {@code --micrometer}) attaches a {@link HomaMetricsBinder} to
- * every socket, so that a run measures its overhead (its timers record every call; nothing scrapes).
+ * engines per socket. {@link #withMicrometer()} (compare's {@code --micrometer}) attaches a
+ * {@link HomaMetricsBinder} to every socket, so that a run measures its overhead (its timers record
+ * every call; nothing scrapes).
  */
 public final class HomaTransport implements Transport {
 
