@@ -12,6 +12,7 @@ module io.homa {
     requires io.netty.codec;
     requires io.netty.transport;
     requires io.netty.transport.classes.epoll;
+    requires io.netty.transport.classes.io_uring;
     requires io.netty.transport.unix.common;
     requires org.slf4j;
     // HomaJmx: the socket's MBean.

@@ -8,6 +8,7 @@ import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Commands from other threads (start a call, send a reply, a datagram read by another loop) to
@@ -21,6 +22,8 @@ final class CommandQueue {
 
     private final Queue<Runnable> queue = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean wakeupPending = new AtomicBoolean();
+    /** Wake-up tasks handed to the loop (HomaMetrics.Shell.LOOP_HANDOFFS); other threads add to it. */
+    private final LongAdder handoffs = new LongAdder();
     private final EventLoop loop;
     private final Runnable batch;
 
@@ -37,12 +40,18 @@ final class CommandQueue {
     void submit(Runnable command) {
         queue.add(command);
         if (wakeupPending.compareAndSet(false, true)) {
+            handoffs.increment();
             try {
                 loop.execute(batch);
             } catch (RejectedExecutionException e) {
                 // The loop is shutting down: the socket's close runs what is left.
             }
         }
+    }
+
+    /** Wake-ups handed to the loop so far: each is one thread hand-off. */
+    long handoffs() {
+        return handoffs.sum();
     }
 
     /** Runs every queued command (on the loop, or on the closing thread after the loop ended). */

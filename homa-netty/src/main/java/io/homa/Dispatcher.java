@@ -13,6 +13,7 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Where user code runs: handlers, and the completion of call futures (with whatever stages the
@@ -30,6 +31,10 @@ final class Dispatcher {
     private static final Logger log = LoggerFactory.getLogger(Dispatcher.class);
 
     private final Executor executor;
+    /** Whether user code runs on the calling thread (inline execution): no hand-off. */
+    private final boolean inline;
+    /** Tasks handed to {@link #executor} (HomaMetrics.Shell.EXECUTOR_HANDOFFS). */
+    private final LongAdder handoffs = new LongAdder();
     /** Our own pool, which close() stops; null when the executor is the user's or inline. */
     private final ExecutorService ownPool;
     private final MarkingThreadFactory marker;
@@ -41,14 +46,18 @@ final class Dispatcher {
 
     private Dispatcher(Executor executor, ExecutorService ownPool, MarkingThreadFactory marker, int maxQueuedRequests) {
         this.executor = executor;
+        this.inline = executor == INLINE;
         this.ownPool = ownPool;
         this.marker = marker;
         this.maxQueuedRequests = maxQueuedRequests;
     }
 
+    /** Inline execution's executor: the calling thread. */
+    private static final Executor INLINE = Runnable::run;
+
     static Dispatcher create(HomaConfig config, int socketSerial) {
         if (config.inlineExecution()) {
-            return new Dispatcher(Runnable::run, null, null, config.maxQueuedRequests());
+            return new Dispatcher(INLINE, null, null, config.maxQueuedRequests());
         }
         if (config.executor() != null) {
             return new Dispatcher(config.executor(), null, null, config.maxQueuedRequests());
@@ -115,6 +124,9 @@ final class Dispatcher {
 
     /** Runs {@code task} on the user-code executor (or here, if that executor refuses it). */
     void execute(Runnable task) {
+        if (!inline) {
+            handoffs.increment();
+        }
         try {
             executor.execute(task);
         } catch (RejectedExecutionException e) {
@@ -128,6 +140,11 @@ final class Dispatcher {
         } catch (Throwable t) {
             log.warn("user code failed", t);
         }
+    }
+
+    /** Tasks handed to the executor so far (none inline): each is one thread hand-off. */
+    long handoffs() {
+        return handoffs.sum();
     }
 
     /** Whether the current thread is one of our own pool's. */

@@ -841,6 +841,7 @@ final class EngineLoop implements ServerRequest.Path {
         for (int i = 0; i < shell.length; i++) {
             shellOut[i] += shell[i];
         }
+        shellOut[Shell.LOOP_HANDOFFS.ordinal()] += commands.handoffs();
         active[0] += engine.liveClientRpcs();
         active[1] += engine.liveServerRpcs();
         gauges[HomaMetrics.BUFFERED] += engine.bufferedBytes();

@@ -25,8 +25,9 @@ import java.util.concurrent.Executor;
  *   <li><b>The API</b>: the default call deadline, the server's request timeout, and where user
  *       code runs (a separate executor by default; on the event loop with
  *       {@link Builder#inlineExecution(boolean)}).</li>
- *   <li><b>The I/O shell</b>: event loops, priority sockets and their TOS, receive batching, GSO,
- *       GRO, busy polling and socket buffers; and the TCP fallback ({@link Builder#tcpFallback}).</li>
+ *   <li><b>The I/O shell</b>: Netty's transport (epoll, io_uring, NIO), event loops, priority
+ *       sockets and their TOS, receive batching, GSO, GRO, busy polling and socket buffers; and
+ *       the TCP fallback ({@link Builder#tcpFallback}).</li>
  * </ul>
  * Fault injection for tests is not part of this API: see package {@code io.homa.testing}.
  */
@@ -69,6 +70,33 @@ public final class HomaConfig {
     public static final int DEFAULT_TCP_CONNECTIONS_PER_PEER = 2;
     /** How long an unused fallback TCP connection stays open, by default: 60 s. */
     public static final Duration DEFAULT_TCP_IDLE_TIMEOUT = Duration.ofSeconds(60);
+
+    /**
+     * Which of Netty's transports moves the datagrams ({@link Builder#ioTransport}). All three
+     * carry the same protocol; they differ in cost per datagram and in the kernel features they
+     * reach (docs/netty.md compares them).
+     */
+    /**
+     * The system property that tells {@link IoTransport#AUTO} which transport to prefer:
+     * {@code io_uring}, {@code epoll} or {@code nio} (any case), e.g.
+     * {@code -Dio.homa.ioTransport=io_uring}; to compare transports without changing code. A
+     * configuration that names a transport keeps it; an unknown value is logged and ignored.
+     */
+    public static final String IO_TRANSPORT_PROPERTY = "io.homa.ioTransport";
+
+    public enum IoTransport {
+        /**
+         * The one {@link #IO_TRANSPORT_PROPERTY} names, else the one that measured best
+         * (docs/netty.md), falling back as below.
+         */
+        AUTO,
+        /** Linux io_uring; else epoll; else NIO. No UDP GRO on it (the setting is ignored). */
+        IO_URING,
+        /** Linux epoll; else io_uring; else NIO. */
+        EPOLL,
+        /** The JDK's NIO selector: everywhere, no GSO, GRO nor receive batching. */
+        NIO
+    }
 
     /**
      * The MTU to use for a socket bound to {@code bind}: its interface's MTU (at most 65,535, the
@@ -115,6 +143,7 @@ public final class HomaConfig {
     private final boolean gro;
     private final boolean busyPoll;
     private final boolean nativeTransport;
+    private final IoTransport ioTransport;
     private final int receiveBufferBytes;
     private final int sendBufferBytes;
     private final long faultSeed;
@@ -144,6 +173,7 @@ public final class HomaConfig {
         this.gro = b.gro;
         this.busyPoll = b.busyPoll;
         this.nativeTransport = b.nativeTransport;
+        this.ioTransport = b.ioTransport;
         this.receiveBufferBytes = b.receiveBufferBytes;
         this.sendBufferBytes = b.sendBufferBytes;
         this.faultSeed = b.faultSeed;
@@ -192,6 +222,7 @@ public final class HomaConfig {
         b.gro = gro;
         b.busyPoll = busyPoll;
         b.nativeTransport = nativeTransport;
+        b.ioTransport = ioTransport;
         b.receiveBufferBytes = receiveBufferBytes;
         b.sendBufferBytes = sendBufferBytes;
         b.faultSeed = faultSeed;
@@ -267,7 +298,10 @@ public final class HomaConfig {
     /** The IP TOS byte used for priority {@code level} (0..7) when {@link #prioritySockets()}. */
     public int tos(int level) { return tosByLevel[level]; }
 
-    /** Datagrams read per system call where recvmmsg is available; 1 turns batching off (default 32). */
+    /**
+     * Datagrams read per system call (epoll: recvmmsg; io_uring: receives submitted together);
+     * 1 turns batching off (default 32).
+     */
     public int receiveBatch() { return receiveBatch; }
 
     /** Whether runs of equal-size segments leave in one UDP GSO send where supported (default true). */
@@ -279,8 +313,11 @@ public final class HomaConfig {
     /** Whether event loops spin instead of sleeping (lowest latency, one busy core per loop; default false). */
     public boolean busyPoll() { return busyPoll; }
 
-    /** Whether epoll is used when available (default true); false forces the NIO transport. */
+    /** Whether a native transport (epoll, io_uring) is used when available (default true); false forces NIO. */
     public boolean nativeTransport() { return nativeTransport; }
+
+    /** Which of Netty's transports the socket prefers (default {@link IoTransport#AUTO}); see the builder. */
+    public IoTransport ioTransport() { return ioTransport; }
 
     /** SO_RCVBUF of each socket, bytes (default 4 MiB; the kernel caps it at net.core.rmem_max). */
     public int receiveBufferBytes() { return receiveBufferBytes; }
@@ -325,6 +362,7 @@ public final class HomaConfig {
                 + ", maxCallsPerServer=" + maxCallsPerServer + ", inline=" + inlineExecution + ", prioritySockets=" + prioritySockets
                 + ", tos=" + Arrays.toString(tosByLevel) + ", receiveBatch=" + receiveBatch
                 + ", gso=" + gso + ", gro=" + gro + ", busyPoll=" + busyPoll + ", native=" + nativeTransport
+                + ", ioTransport=" + ioTransport
                 + (tcpFallback ? ", tcpFallback(probe=" + probeInterval + ", period=" + fallbackPeriod
                         + ", connections=" + tcpConnectionsPerPeer + ", idle=" + tcpIdleTimeout + ")" : "")
                 + (faultInjection() ? ", faults(seed=" + faultSeed + ", data=" + dataFaults
@@ -351,6 +389,7 @@ public final class HomaConfig {
         private boolean gro;
         private boolean busyPoll;
         private boolean nativeTransport = true;
+        private IoTransport ioTransport = IoTransport.AUTO;
         private int receiveBufferBytes = 4 << 20;
         private int sendBufferBytes = 4 << 20;
         private long faultSeed;
@@ -548,20 +587,36 @@ public final class HomaConfig {
         /** The IP TOS byte of each level 0..7 (default Linux Homa's {@code level << 5}). */
         public Builder tosByLevel(int... v) { this.tosByLevel = v == null ? null : v.clone(); return this; }
 
-        /** Datagrams read per system call where recvmmsg is available; 1 = no batching (default 32). */
+        /**
+         * Datagrams read per system call (epoll: recvmmsg; io_uring: receives submitted together);
+         * 1 = no batching (default 32).
+         */
         public Builder receiveBatch(int v) { this.receiveBatch = v; return this; }
 
         /** UDP GSO for runs of equal-size segments, where the kernel supports it (default true). */
         public Builder gso(boolean v) { this.gso = v; return this; }
 
-        /** UDP GRO on receive, where the kernel supports it (epoll only; default false). */
+        /** UDP GRO on receive, where the kernel supports it (epoll only, ignored elsewhere; default false). */
         public Builder gro(boolean v) { this.gro = v; return this; }
 
-        /** Event loops spin instead of sleeping: lowest latency, one busy core per loop (default false). */
+        /**
+         * Event loops spin instead of sleeping: lowest latency, one busy core per loop (default
+         * false). Epoll and NIO only: ignored on io_uring, whose I/O handler takes no select strategy.
+         */
         public Builder busyPoll(boolean v) { this.busyPoll = v; return this; }
 
-        /** Use epoll when available (default true); false forces NIO. */
+        /** Use a native transport (epoll, io_uring) when available (default true); false forces NIO. */
         public Builder nativeTransport(boolean v) { this.nativeTransport = v; return this; }
+
+        /**
+         * The transport to prefer (default {@link IoTransport#AUTO}). A native transport the
+         * process cannot use (not Linux, a kernel or seccomp filter without io_uring, too little
+         * locked memory, {@code -Dio.netty.transport.noNative=true}) falls back to the other native
+         * one, then to NIO, with one log line saying why; {@link HomaMetrics#transport()} and the
+         * socket's {@code toString()} tell which one runs. {@link #nativeTransport(boolean)
+         * nativeTransport(false)} forces NIO whatever this says.
+         */
+        public Builder ioTransport(IoTransport v) { this.ioTransport = v; return this; }
 
         /** SO_RCVBUF per socket (default 4 MiB). */
         public Builder receiveBufferBytes(int v) { this.receiveBufferBytes = v; return this; }
@@ -620,6 +675,7 @@ public final class HomaConfig {
                     "eventLoops must be a power of two in 1..64, was " + eventLoops);
             check(maxCallsPerServer >= 0, "maxCallsPerServer must be >= 0 (0: no limit), was " + maxCallsPerServer);
             check(maxQueuedRequests >= 1, "maxQueuedRequests must be >= 1, was " + maxQueuedRequests);
+            check(ioTransport != null, "ioTransport must not be null (AUTO picks one)");
             check(executorThreads >= 1, "executorThreads must be >= 1, was " + executorThreads);
             check(tosByLevel != null && tosByLevel.length == WireFormat.PRIORITY_LEVELS,
                     "tosByLevel must have 8 entries (one per level), was "

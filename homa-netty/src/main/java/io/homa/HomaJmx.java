@@ -41,7 +41,8 @@ import java.util.function.ToLongFunction;
  * {@code BufferedBytes}, {@code OutgoingBytes}, {@code IncomingBytes}, {@code Peers},
  * {@code RpcsWaitingForGrants} (live RPCs over 10 ms old whose outgoing message sent all it was
  * granted) and {@code Rpcs} (a {@code String[]}, one line per live RPC, from
- * {@link HomaSocket#rpcs()}).
+ * {@link HomaSocket#rpcs()}) and {@code Transport} (a {@code String}: {@code io_uring}, {@code epoll}
+ * or {@code nio}).
  *
  * <p><b>Threads and cost.</b> Any thread. Reading attributes takes a fresh
  * {@link HomaSocket#metrics()} snapshot per request (one hand-off to each event loop; a
@@ -129,6 +130,7 @@ public final class HomaJmx {
     private static final class SocketMBean implements DynamicMBean {
         private static final String RPCS = "Rpcs";
         private static final String WAITING = "RpcsWaitingForGrants";
+        private static final String TRANSPORT = "Transport";
         private final HomaSocket socket;
         private final Map<String, ToLongFunction<HomaMetrics>> longs = new LinkedHashMap<>();
         private final MBeanInfo info;
@@ -159,12 +161,17 @@ public final class HomaJmx {
             attributes.add(new MBeanAttributeInfo(WAITING, "long",
                     "Live RPCs over " + GRANT_WAIT.toMillis() + " ms old whose outgoing message sent all it was granted",
                     true, false, false));
+            attributes.add(new MBeanAttributeInfo(TRANSPORT, String.class.getName(),
+                    "The Netty transport the socket runs on: io_uring, epoll or nio", true, false, false));
             info = new MBeanInfo(SocketMBean.class.getName(), "A Homa socket: " + socket,
                     attributes.toArray(new MBeanAttributeInfo[0]), null, new MBeanOperationInfo[0], null);
         }
 
-        /** The value of {@link #RPCS} or {@link #WAITING}, or null for another attribute. */
+        /** The value of {@link #RPCS}, {@link #WAITING} or {@link #TRANSPORT}, or null for another attribute. */
         private Object fromRpcs(String attribute) {
+            if (TRANSPORT.equals(attribute)) {
+                return socket.metrics().transport();
+            }
             if (RPCS.equals(attribute)) {
                 return socket.rpcs().stream().map(RpcInfo::toString).toArray(String[]::new);
             }

@@ -41,6 +41,18 @@ public final class HomaMetrics {
         GSO_SENDS,
         /** I/O errors on the sockets (mostly sends the operating system refused). */
         IO_ERRORS,
+        /**
+         * Thread hand-offs into an event loop: commands queued from another thread (a call, a
+         * reply from a handler thread, a cancellation, a datagram another loop read) that had to
+         * wake the loop. Commands queued while a wake-up is pending ride along and do not count.
+         * Docs/netty.md counts them per call for each executor setting.
+         */
+        LOOP_HANDOFFS,
+        /**
+         * Thread hand-offs to the handler executor: handlers to run and call futures to complete.
+         * Zero with {@link HomaConfig#inlineExecution()}.
+         */
+        EXECUTOR_HANDOFFS,
         /** Calls handed to the protocol engine. */
         CALLS_STARTED,
         /** Calls that waited for a free slot ({@link HomaConfig#maxCallsPerServer()}) before starting. */
@@ -112,17 +124,28 @@ public final class HomaMetrics {
     private final int activeClientRpcs;
     private final int activeServerRpcs;
     private final long[] gauges;
+    private final String transport;
 
     /** Indexes into {@link #gauges}, filled by each engine loop. */
     static final int BUFFERED = 0, OUTGOING = 1, INCOMING = 2, PEERS = 3, GAUGES = 4;
 
-    HomaMetrics(long[] counters, long[] drops, long[] shell, int activeClientRpcs, int activeServerRpcs, long[] gauges) {
+    HomaMetrics(long[] counters, long[] drops, long[] shell, int activeClientRpcs, int activeServerRpcs, long[] gauges,
+                String transport) {
+        this.transport = transport;
         this.counters = counters;
         this.drops = drops;
         this.shell = shell;
         this.activeClientRpcs = activeClientRpcs;
         this.activeServerRpcs = activeServerRpcs;
         this.gauges = gauges;
+    }
+
+    /**
+     * The Netty transport the socket runs on: {@code "io_uring"}, {@code "epoll"} or {@code "nio"}
+     * (what {@link HomaConfig#ioTransport()} came to on this host, after any fallback).
+     */
+    public String transport() {
+        return transport;
     }
 
     /** The names of every protocol counter (the keys of {@link #counters()}), always in the same order. */
@@ -292,8 +315,8 @@ public final class HomaMetrics {
 
     @Override
     public String toString() {
-        StringBuilder sb = new StringBuilder("HomaMetrics{active=").append(activeClientRpcs).append("c/")
-                .append(activeServerRpcs).append('s');
+        StringBuilder sb = new StringBuilder("HomaMetrics{").append(transport)
+                .append(" active=").append(activeClientRpcs).append("c/").append(activeServerRpcs).append('s');
         for (Counter c : Counter.values()) {
             if (counters[c.ordinal()] != 0) {
                 sb.append(' ').append(c.name().toLowerCase()).append('=').append(counters[c.ordinal()]);

@@ -41,8 +41,8 @@ import java.util.function.Consumer;
 
 /**
  * The {@link HomaSocket} on Netty: one {@link EngineLoop} per event loop, all on one UDP port.
- * This class validates arguments on the caller's thread, hands each call to a loop (one hand-off),
- * and owns the lifecycle: open, metrics, close.
+ * This class validates arguments on the caller's thread, hands each call to a loop (one hand-off,
+ * none when the caller is one of the socket's loops), and owns the lifecycle: open, metrics, close.
  *
  * <p>Every call in flight is also in {@link #inFlight}, so that {@link #close()} can fail even a
  * call whose start task the closing event loop never ran. Whoever removes a call from it
@@ -307,7 +307,7 @@ final class NettyHomaSocket implements HomaSocket {
         if (closed.get()) {
             finishClosed(c, true);
         } else {
-            EngineLoop loop = loops[loops.length == 1 ? 0 : nextLoop.getAndIncrement() & (loops.length - 1)];
+            EngineLoop loop = pickLoop();
             if (peers != null && peers.useTcp(c.server)) {
                 callOverTcp(c, loop);
                 return c.future;
@@ -315,6 +315,22 @@ final class NettyHomaSocket implements HomaSocket {
             onHoma(c, loop);
         }
         return c.future;
+    }
+
+    /**
+     * The loop to run a new call: the caller's own when it is one of ours (an inline handler or
+     * completion stage calling on), which saves a hand-off and a wake-up; else the next in turn.
+     */
+    private EngineLoop pickLoop() {
+        if (loops.length == 1) {
+            return loops[0];
+        }
+        for (EngineLoop l : loops) {
+            if (l.loop.inEventLoop()) {
+                return l;
+            }
+        }
+        return loops[nextLoop.getAndIncrement() & (loops.length - 1)];
     }
 
     /** Starts a call over Homa on {@code loop}. */
@@ -452,10 +468,11 @@ final class NettyHomaSocket implements HomaSocket {
         for (int i = 0; i < shell.length; i++) {
             shell[i] += tcpCounters.get(i);
         }
+        shell[HomaMetrics.Shell.EXECUTOR_HANDOFFS.ordinal()] += dispatcher.handoffs();
         if (peers != null) {
             shell[HomaMetrics.Shell.PEERS_ON_TCP.ordinal()] = peers.size();
         }
-        return new HomaMetrics(counters, drops, shell, active[0], active[1], gauges);
+        return new HomaMetrics(counters, drops, shell, active[0], active[1], gauges, transport.name());
     }
 
     @Override

@@ -26,6 +26,14 @@ import io.netty.channel.socket.nio.NioChannelOption;
 import io.netty.channel.socket.nio.NioDatagramChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.channel.unix.UnixChannelOption;
+import io.netty.channel.uring.IoUring;
+import io.netty.channel.uring.IoUringChannelOption;
+import io.netty.channel.uring.IoUringDatagramChannel;
+import io.netty.channel.uring.IoUringIoHandler;
+import io.netty.channel.uring.IoUringIoHandlerConfig;
+import io.netty.channel.uring.IoUringServerSocketChannel;
+import io.netty.channel.uring.IoUringSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,15 +42,22 @@ import java.net.Inet6Address;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.channels.spi.SelectorProvider;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The choice between Netty's epoll and NIO transports, and everything that depends on it: event
- * loop groups, datagram channels and their options. Epoll is used when the configuration allows it
- * and {@link Epoll#isAvailable()} (it is not with {@code -Dio.netty.transport.noNative=true}); the
- * first fallback to NIO is logged once, with the cause.
+ * The choice between Netty's io_uring, epoll and NIO transports, and everything that depends on
+ * it: event loop groups, datagram channels and their options. The configuration names a
+ * preference ({@link HomaConfig#ioTransport()}); a native transport the process cannot use falls
+ * back to the other native one and then to NIO, in one log line with the causes (once per process)
+ * ({@code -Dio.netty.transport.noNative=true} turns both native ones off). What io_uring lacks
+ * here: UDP GRO (Netty's io_uring datagram channel does not split coalesced reads) and busy
+ * polling (its I/O handler takes no select strategy); those settings are then off.
  *
  * <p>All sockets of one Homa socket share one UDP port: the first binds as usual (so it never
  * shares a port with a stranger), then gets SO_REUSEPORT, and the others bind to its port with
@@ -52,7 +67,27 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 final class Transport {
     private static final Logger log = LoggerFactory.getLogger(Transport.class);
-    private static final AtomicBoolean FALLBACK_LOGGED = new AtomicBoolean();
+    /** The fallbacks logged already: each distinct one once per process. */
+    private static final Set<String> FALLBACK_LOGGED = ConcurrentHashMap.newKeySet();
+    private static final AtomicBoolean BAD_PROPERTY_LOGGED = new AtomicBoolean();
+
+    /** Netty's transports, by the name the socket reports. */
+    enum Kind {
+        IO_URING("io_uring"), EPOLL("epoll"), NIO("nio");
+
+        final String label;
+
+        Kind(String label) {
+            this.label = label;
+        }
+    }
+
+    /**
+     * {@link HomaConfig.IoTransport#AUTO}'s order: epoll first, as measured side by side with
+     * io_uring (docs/netty.md, "Transports"), io_uring where epoll cannot load.
+     */
+    static final List<Kind> AUTO_ORDER = List.of(Kind.EPOLL, Kind.IO_URING);
+
     /**
      * Bytes of receive buffer per read; bounds {@code batch x datagram}: 1 MiB takes the full batch
      * of 32 datagrams at MTU 9,000 and still 16 at the 65,535 loopback MTU, without a read
@@ -67,22 +102,35 @@ final class Transport {
      * incoming ACKs and responses are what relieve the load, so they must not be dropped.
      */
     static final int MAX_MESSAGES_PER_READ = 1024;
+    /**
+     * Submission queue entries of an io_uring loop. Netty's default (128) is for stream sockets;
+     * here one read posts a receive per batch slot on each of up to 8 sockets, and a flush a send
+     * per datagram, so a deeper ring saves submissions. A round size, not a measured optimum.
+     */
+    private static final int IO_URING_RING_SIZE = 512;
 
+    final Kind kind;
+    /** Whether this is epoll (for the options only epoll has). */
     final boolean epoll;
     /** Whether several segments may leave in one send (UDP GSO via SegmentedDatagramPacket). */
     final boolean gso;
-    /** Whether received segments may be coalesced by the kernel (UDP GRO). */
+    /** Whether received segments may be coalesced by the kernel (UDP GRO; epoll only). */
     final boolean gro;
     /** Largest datagram one receive slot holds. */
     final int receiveSlot;
-    /** Datagrams read per system call (recvmmsg where above 1). */
+    /** Datagrams read per system call (recvmmsg, or a batch of io_uring receives, where above 1). */
     final int receiveBatch;
     private final HomaConfig config;
 
     Transport(HomaConfig config) {
         this.config = config;
-        this.epoll = config.nativeTransport() && epollAvailable();
-        this.gso = epoll && config.gso() && EpollDatagramChannel.isSegmentedDatagramPacketSupported();
+        this.kind = choose(config);
+        this.epoll = kind == Kind.EPOLL;
+        this.gso = config.gso() && switch (kind) {
+            case EPOLL -> EpollDatagramChannel.isSegmentedDatagramPacketSupported();
+            case IO_URING -> IoUringDatagramChannel.isSegmentedDatagramPacketSupported();
+            case NIO -> false;
+        };
         this.gro = epoll && config.gro();
         // A socket bound to an IPv6 address sizes its own datagrams for the 48-byte IPv6/UDP
         // header, but a dual-stack one also hears IPv4 peers, whose datagrams at the same MTU are
@@ -92,24 +140,73 @@ final class Transport {
         this.receiveSlot = gro ? MAX_UDP_PAYLOAD : datagram;
         // Netty splits a GRO read into its segments only on its single-datagram (recvmsg) path,
         // so GRO and recvmmsg batching exclude each other.
-        this.receiveBatch = epoll && !gro
+        this.receiveBatch = kind != Kind.NIO && !gro
                 ? Math.max(1, Math.min(config.receiveBatch(), MAX_READ_BUFFER / receiveSlot)) : 1;
     }
 
-    private static boolean epollAvailable() {
-        if (Epoll.isAvailable()) {
-            return true;
+    /** The first transport of the configuration's preference that this process can use. */
+    private static Kind choose(HomaConfig config) {
+        if (!config.nativeTransport()) {
+            return Kind.NIO;
         }
-        if (FALLBACK_LOGGED.compareAndSet(false, true)) {
-            Throwable cause = Epoll.unavailabilityCause();
-            log.info("Homa uses Netty's NIO transport: epoll is unavailable ({})",
-                    cause == null ? "no cause given" : cause.toString());
+        HomaConfig.IoTransport asked = config.ioTransport();
+        if (asked == HomaConfig.IoTransport.AUTO) {
+            asked = fromProperty();
         }
-        return false;
+        List<Kind> order = switch (asked) {
+            case AUTO -> AUTO_ORDER;
+            case IO_URING -> List.of(Kind.IO_URING, Kind.EPOLL);
+            case EPOLL -> List.of(Kind.EPOLL, Kind.IO_URING);
+            case NIO -> List.of();
+        };
+        List<String> skipped = new ArrayList<>();
+        Kind chosen = Kind.NIO;
+        for (Kind k : order) {
+            Throwable cause = unavailability(k);
+            if (cause == null) {
+                chosen = k;
+                break;
+            }
+            skipped.add(k.label + " is unavailable (" + cause + ")");
+        }
+        if (!skipped.isEmpty() && FALLBACK_LOGGED.add(chosen + " " + skipped)) {
+            log.info("Homa uses Netty's {} transport: {}", chosen.label, String.join("; ", skipped));
+        }
+        return chosen;
+    }
+
+    /** The transport {@link HomaConfig#IO_TRANSPORT_PROPERTY} names, or AUTO (unset or unknown: logged once). */
+    private static HomaConfig.IoTransport fromProperty() {
+        String v = System.getProperty(HomaConfig.IO_TRANSPORT_PROPERTY);
+        if (v == null || v.isBlank()) {
+            return HomaConfig.IoTransport.AUTO;
+        }
+        for (HomaConfig.IoTransport t : HomaConfig.IoTransport.values()) {
+            if (t.name().equalsIgnoreCase(v.trim())) {
+                return t;
+            }
+        }
+        if (BAD_PROPERTY_LOGGED.compareAndSet(false, true)) {
+            log.warn("-D{}={} names no transport (io_uring, epoll, nio or auto); ignored", HomaConfig.IO_TRANSPORT_PROPERTY, v);
+        }
+        return HomaConfig.IoTransport.AUTO;
+    }
+
+    /** Null if {@code kind} works in this process, else why not. */
+    private static Throwable unavailability(Kind kind) {
+        return switch (kind) {
+            case EPOLL -> Epoll.isAvailable() ? null : reason(Epoll.unavailabilityCause());
+            case IO_URING -> IoUring.isAvailable() ? null : reason(IoUring.unavailabilityCause());
+            case NIO -> null;
+        };
+    }
+
+    private static Throwable reason(Throwable cause) {
+        return cause != null ? cause : new UnsupportedOperationException("no cause given");
     }
 
     String name() {
-        return epoll ? "epoll" : "nio";
+        return kind.label;
     }
 
     /**
@@ -120,13 +217,13 @@ final class Transport {
         SelectStrategyFactory strategy = config.busyPoll()
                 ? () -> (selectNow, hasTasks) -> selectNow.get() // never sleep: poll, run tasks, repeat
                 : null;
-        IoHandlerFactory factory;
-        if (epoll) {
-            factory = strategy == null ? EpollIoHandler.newFactory() : EpollIoHandler.newFactory(0, strategy);
-        } else {
-            factory = strategy == null ? NioIoHandler.newFactory()
+        IoHandlerFactory factory = switch (kind) {
+            case EPOLL -> strategy == null ? EpollIoHandler.newFactory() : EpollIoHandler.newFactory(0, strategy);
+            // No select strategy on io_uring: busy polling is off there.
+            case IO_URING -> IoUringIoHandler.newFactory(new IoUringIoHandlerConfig().setRingSize(IO_URING_RING_SIZE));
+            case NIO -> strategy == null ? NioIoHandler.newFactory()
                     : NioIoHandler.newFactory(SelectorProvider.provider(), strategy);
-        }
+        };
         ThreadFactory named = new DefaultThreadFactory("homa-io-" + socketSerial, true);
         ThreadFactory recorded = r -> {
             Thread t = named.newThread(r);
@@ -149,10 +246,10 @@ final class Transport {
         boolean v6 = address.getAddress() instanceof Inet6Address;
         SocketProtocolFamily family = v6 ? SocketProtocolFamily.INET6 : SocketProtocolFamily.INET;
         Bootstrap b = new Bootstrap().group(loop).handler(handler);
-        if (epoll) {
-            b.channelFactory(() -> new EpollDatagramChannel(family));
-        } else {
-            b.channelFactory(() -> new NioDatagramChannel(family));
+        switch (kind) {
+            case EPOLL -> b.channelFactory(() -> new EpollDatagramChannel(family));
+            case IO_URING -> b.channelFactory(() -> new IoUringDatagramChannel(family));
+            case NIO -> b.channelFactory(() -> new NioDatagramChannel(family));
         }
         // Reading starts once every socket of the port is bound and its engine loop is ready.
         b.option(ChannelOption.AUTO_READ, false)
@@ -165,13 +262,12 @@ final class Transport {
         if (tos >= 0) {
             b.option(ChannelOption.IP_TOS, tos);
         }
-        if (epoll) {
-            if (receiveBatch > 1) {
-                b.option(EpollChannelOption.MAX_DATAGRAM_PAYLOAD_SIZE, receiveSlot);
-            }
-            if (gro) {
-                b.option(EpollChannelOption.UDP_GRO, true);
-            }
+        if (receiveBatch > 1) {
+            b.option(epoll ? EpollChannelOption.MAX_DATAGRAM_PAYLOAD_SIZE : IoUringChannelOption.MAX_DATAGRAM_PAYLOAD_SIZE,
+                    receiveSlot);
+        }
+        if (gro) {
+            b.option(EpollChannelOption.UDP_GRO, true);
         }
         boolean join = joinPort != 0;
         if (join) {
@@ -185,8 +281,7 @@ final class Transport {
         }
         Channel ch = f.channel();
         if (!join && shared) {
-            boolean ok = epoll ? ch.config().setOption(EpollChannelOption.SO_REUSEPORT, true)
-                    : ch.config().setOption(NioChannelOption.of(StandardSocketOptions.SO_REUSEPORT), true);
+            boolean ok = ch.config().setOption(reusePort(), true);
             if (!ok) {
                 ch.close().awaitUninterruptibly();
                 throw new HomaException(HomaException.Kind.IO_ERROR,
@@ -198,21 +293,30 @@ final class Transport {
     }
 
     private void setReusePort(Bootstrap b) {
-        if (epoll) {
-            b.option(EpollChannelOption.SO_REUSEPORT, true);
-        } else {
-            b.option(NioChannelOption.of(StandardSocketOptions.SO_REUSEPORT), true);
-        }
+        b.option(reusePort(), true);
+    }
+
+    /** SO_REUSEPORT as this transport's channels spell it. */
+    private ChannelOption<Boolean> reusePort() {
+        return kind == Kind.NIO ? NioChannelOption.of(StandardSocketOptions.SO_REUSEPORT) : UnixChannelOption.SO_REUSEPORT;
     }
 
     /** A TCP listening channel of this transport (TCP fallback). */
     ServerChannel newServerSocketChannel() {
-        return epoll ? new EpollServerSocketChannel() : new NioServerSocketChannel();
+        return switch (kind) {
+            case EPOLL -> new EpollServerSocketChannel();
+            case IO_URING -> new IoUringServerSocketChannel();
+            case NIO -> new NioServerSocketChannel();
+        };
     }
 
     /** A TCP connection channel of this transport (TCP fallback). */
     Channel newSocketChannel() {
-        return epoll ? new EpollSocketChannel() : new NioSocketChannel();
+        return switch (kind) {
+            case EPOLL -> new EpollSocketChannel();
+            case IO_URING -> new IoUringSocketChannel();
+            case NIO -> new NioSocketChannel();
+        };
     }
 
     /** The bound local address of a channel. */

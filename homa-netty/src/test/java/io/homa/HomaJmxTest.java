@@ -37,6 +37,7 @@ class HomaJmxTest {
                 assertEquals(3L, mbeans.getAttribute(name, "CALLS_SUCCEEDED"));
                 assertEquals(0L, mbeans.getAttribute(name, "DROPS_BAD_MAGIC"));
                 assertTrue((Long) mbeans.getAttribute(name, "Peers") >= 1);
+                assertEquals(client.metrics().transport(), mbeans.getAttribute(name, "Transport"));
 
                 AttributeList some = mbeans.getAttributes(name, new String[] {"TIMEOUTS", "ActiveClientRpcs", "nonsense"});
                 assertEquals(2, some.size(), "unknown attributes are left out");

@@ -2,6 +2,8 @@ package io.homa;
 
 import io.netty.channel.epoll.EpollChannelOption;
 import io.netty.channel.epoll.EpollDatagramChannel;
+import io.netty.channel.uring.IoUring;
+import io.netty.channel.uring.IoUringDatagramChannel;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -36,33 +38,45 @@ final class Loopback {
     /**
      * The transport this surefire run must use, from the system property {@code homa.test.transport}
      * that the pom sets per execution ({@code epoll} in the default run, {@code nio} in the run with
-     * {@code -Dio.netty.transport.noNative=true}). Epoll exists only on Linux: elsewhere the epoll
-     * run is skipped rather than passed on NIO.
+     * {@code -Dio.netty.transport.noNative=true}, {@code io_uring} in the run with
+     * {@code -Dio.homa.ioTransport=io_uring}). Epoll and io_uring exist only on Linux, and io_uring
+     * only where the kernel and its seccomp filter allow it: elsewhere such a run is skipped
+     * (saying why) rather than passed on another transport.
      */
     static String expectedTransport() {
         String t = System.getProperty("homa.test.transport");
         assertNotNull(t, "homa.test.transport is not set (the pom sets it for each surefire execution)");
         assumeTrue(t.equals("nio") || System.getProperty("os.name").startsWith("Linux"),
-                "epoll is Linux only; this is " + System.getProperty("os.name"));
+                t + " is Linux only; this is " + System.getProperty("os.name"));
+        if (t.equals("io_uring")) {
+            assumeTrue(IoUring.isAvailable(), "io_uring is unavailable here: " + IoUring.unavailabilityCause());
+        }
         return t;
     }
 
     /**
      * Checks that {@code s} runs on the transport this run expects and that GSO and GRO are on
      * exactly where its configuration asks for them and the transport has them (GSO needs a kernel
-     * with UDP segmentation offload; both need epoll).
+     * with UDP segmentation offload and a native transport; GRO needs epoll).
      */
     static void assertTransport(HomaSocket s) {
         HomaConfig c = s.config();
         Transport t = ((NettyHomaSocket) s).transport();
-        String expected = c.nativeTransport() ? expectedTransport() : "nio";
+        boolean nio = !c.nativeTransport() || c.ioTransport() == HomaConfig.IoTransport.NIO
+                || expectedTransport().equals("nio");
+        String expected = nio ? "nio" : expectedTransport();
         assertEquals(expected, t.name(), s + " runs on the wrong transport");
+        assertEquals(expected, s.metrics().transport(), s + ": the transport its metrics report");
         boolean epoll = expected.equals("epoll");
-        if (epoll && c.gso()) {
-            assumeTrue(EpollDatagramChannel.isSegmentedDatagramPacketSupported(),
-                    "this kernel has no UDP GSO");
+        boolean gsoPossible = switch (expected) {
+            case "epoll" -> EpollDatagramChannel.isSegmentedDatagramPacketSupported();
+            case "io_uring" -> IoUringDatagramChannel.isSegmentedDatagramPacketSupported();
+            default -> false;
+        };
+        if (!nio && c.gso()) {
+            assumeTrue(gsoPossible, "this kernel has no UDP GSO");
         }
-        assertEquals(epoll && c.gso(), t.gso, s + ": GSO active");
+        assertEquals(!nio && c.gso(), t.gso, s + ": GSO active");
         assertEquals(epoll && c.gro(), t.gro, s + ": GRO active");
         if (epoll) {
             assertEquals(c.gro(), ((NettyHomaSocket) s).channel(0, 0).config().getOption(EpollChannelOption.UDP_GRO),

@@ -10,10 +10,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 
 /**
@@ -27,6 +29,7 @@ import java.util.concurrent.Callable;
 @Command(name = "compare", mixinStandardHelpOptions = true, sortOptions = false,
         description = {
                 "Runs Homa, tcp-single, tcp-pool, udp-raw, grpc and grpc-homa side by side on this host (127.0.0.1 only)",
+                "(and homa-2loops, Homa with two engines per socket, in the throughput scenarios)",
                 "and reports p50/p99/p99.9 latency, CPU and allocation per call per transport and scenario,",
                 "with Homa/baseline ratios (median and min-max over the repetitions).",
                 "Full run: about 5 minutes on 2 cores; --quick: about 1.5 minutes."})
@@ -46,7 +49,8 @@ public final class CompareCommand implements Callable<Integer> {
     Path out;
 
     @Option(names = "--transports", split = ",", paramLabel = "NAME",
-            description = "Transports to run (default: homa, tcp-single, tcp-pool, udp-raw, grpc, grpc-homa; also known: grpc-pool).")
+            description = "Transports to run (default: homa, homa-2loops, tcp-single, tcp-pool, udp-raw, grpc, grpc-homa;"
+                    + " also known: grpc-pool, and homa-epoll, homa-iouring, homa-nio: Homa on one Netty transport).")
     List<String> transports;
 
     @Option(names = "--scenarios", split = ",", paramLabel = "NAME",
@@ -157,6 +161,15 @@ public final class CompareCommand implements Callable<Integer> {
                 plan.size(), mode.name().toLowerCase(Locale.ROOT), reps, names(chosen), NettyIo.transportName(),
                 out.toAbsolutePath());
         Map<String, Object> machine = MachineInfo.collect();
+        Map<String, Object> homaIo = new LinkedHashMap<>();
+        for (Transport t : chosen) {
+            if (t instanceof HomaTransport h) {
+                homaIo.put(t.name(), h.ioTransportInUse()); // after any fallback: what the figures are of
+            }
+        }
+        if (!homaIo.isEmpty()) {
+            machine.put("homa_transports", homaIo);
+        }
         if (Boolean.TRUE.equals(machine.get("busy_at_start"))) {
             stderr.printf(Locale.ROOT, "compare: WARNING: 1-minute load average %.2f on %s CPUs at start (over %.1f per CPU):"
                             + " other work competes for the CPU, so the figures will be noisy; ratios within one run are"
@@ -218,7 +231,11 @@ public final class CompareCommand implements Callable<Integer> {
 
     private void warmUp(ScenarioRunner runner, RunMode mode, List<Transport> chosen) {
         if (!mode.jitWarmup().isZero()) {
+            Set<String> warmed = new HashSet<>();
             for (Transport t : chosen) {
+                if (!warmed.add(t.warmUpGroup())) {
+                    continue; // the same code as one warmed already (homa-2loops after homa)
+                }
                 stderr.printf(Locale.ROOT, "compare: warming up %s (%d s, discarded)%n", t.name(), mode.jitWarmup().toSeconds());
                 runner.warmUp(t, mode.jitWarmup());
             }

@@ -174,6 +174,14 @@ public final class CompareReport {
                 out.put("homa loaded/unloaded", r);
             }
         }
+        // Homa's variants against the default homa: a second engine, and each Netty transport.
+        for (String variant : List.of(Transports.HOMA_2LOOPS, Transports.HOMA_EPOLL, Transports.HOMA_IOURING,
+                Transports.HOMA_NIO)) {
+            Map<String, Object> r = pairRatios(variant, Transports.HOMA);
+            if (!r.isEmpty()) {
+                out.put(variant + "/" + Transports.HOMA, r);
+            }
+        }
         Map<String, Object> grpcHoma = pairRatios(Transports.GRPC_HOMA, Transports.GRPC);
         if (!grpcHoma.isEmpty()) {
             out.put("grpc-homa/grpc", grpcHoma);

@@ -24,30 +24,62 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * </ul>
  * The MTU follows the interface (65,535 on loopback, as HomaConfig does by default); the system
  * property {@code homa.bench.mtu} (e.g. 1500) overrides it, {@code homa.bench.maxIncoming} sets the
- * receiver's grant budget; {@code homa.bench.busyPoll=true} makes the event loops spin.
- * {@link #withMicrometer()} (compare's {@code --micrometer}) attaches a {@link HomaMetricsBinder} to
- * every socket, so that a run measures its overhead (its timers record every call; nothing scrapes).
+ * receiver's grant budget, {@code homa.bench.receiveBatch} the datagrams per receive batch;
+ * {@code homa.bench.busyPoll=true} makes the event loops spin.
+ * Variants: {@link #on} one named Netty transport (io_uring, epoll, NIO), {@link #twoLoops()} two
+ * engines per socket. {@link #withMicrometer()} (compare's {@code --micrometer}) attaches a
+ * {@link HomaMetricsBinder} to every socket, so that a run measures its overhead (its timers record
+ * every call; nothing scrapes).
  */
 public final class HomaTransport implements Transport {
 
+    private final String name;
+    /** Netty transport of every socket ({@code AUTO}: the socket's default choice). */
+    private final HomaConfig.IoTransport io;
+    /** Event loops (engines) per socket. */
+    private final int loops;
     private final HomaConfig config;
     /** Where every socket's meters go, or null: no binder. */
     private final MeterRegistry registry;
 
+    /** {@code homa}: the default configuration's transport, one event loop. */
     public HomaTransport() {
-        this(null);
+        this(Transports.HOMA, HomaConfig.IoTransport.AUTO, 1, null);
+    }
+
+    /**
+     * {@code homa-epoll}, {@code homa-iouring}, {@code homa-nio}: the same on one named Netty
+     * transport. Where it cannot run the socket falls back (and logs why); results.json's
+     * {@code machine.homa_transports} records what each name really ran on.
+     */
+    public static HomaTransport on(String name, HomaConfig.IoTransport io) {
+        return new HomaTransport(name, io, 1, null);
+    }
+
+    /**
+     * {@code homa-2loops}: two event loops, each with its own engine, on every socket's one port
+     * (SO_REUSEPORT). Compare runs it in the throughput scenarios only: what a second core's
+     * engine adds to one client and one server.
+     */
+    public static HomaTransport twoLoops() {
+        return new HomaTransport(Transports.HOMA_2LOOPS, HomaConfig.IoTransport.AUTO, 2, null);
     }
 
     /** The same transport with a Micrometer binder on every socket (JFR events stay off). */
     public HomaTransport withMicrometer() {
-        return new HomaTransport(new SimpleMeterRegistry());
+        return new HomaTransport(name, io, loops, new SimpleMeterRegistry());
     }
 
-    private HomaTransport(MeterRegistry registry) {
+    private HomaTransport(String name, HomaConfig.IoTransport io, int loops, MeterRegistry registry) {
+        this.name = name;
+        this.io = io;
+        this.loops = loops;
         this.registry = registry;
         HomaConfig.Builder b = HomaConfig.builder()
                 .bindAddress(NettyIo.anyLoopbackPort())
-                .inlineExecution(true);
+                .inlineExecution(true)
+                .ioTransport(io)
+                .eventLoops(loops);
         Integer mtu = Integer.getInteger("homa.bench.mtu");
         if (mtu != null) {
             b.mtu(mtu);
@@ -55,6 +87,10 @@ public final class HomaTransport implements Transport {
         Integer maxIncoming = Integer.getInteger("homa.bench.maxIncoming");
         if (maxIncoming != null) {
             b.maxIncoming(maxIncoming);
+        }
+        Integer receiveBatch = Integer.getInteger("homa.bench.receiveBatch");
+        if (receiveBatch != null) {
+            b.receiveBatch(receiveBatch);
         }
         if (Boolean.getBoolean("homa.bench.busyPoll")) {
             b.busyPoll(true);
@@ -64,7 +100,25 @@ public final class HomaTransport implements Transport {
 
     @Override
     public String name() {
-        return Transports.HOMA;
+        return name;
+    }
+
+    @Override
+    public boolean throughputOnly() {
+        return loops > 1;
+    }
+
+    /** Variants on the same Netty transport run the same code: one JIT warm-up serves them. */
+    @Override
+    public String warmUpGroup() {
+        return Transports.HOMA + "/" + io;
+    }
+
+    /** The Netty transport a socket of this configuration runs on here (io_uring, epoll or nio). */
+    public String ioTransportInUse() {
+        try (HomaSocket s = HomaSocket.open(config)) {
+            return s.metrics().transport();
+        }
     }
 
     @Override

@@ -13,6 +13,9 @@ import java.util.Map;
 public final class LatencyChart {
     private static final Map<String, String> COLORS = Map.of(
             Transports.HOMA, "#d62728",
+            Transports.HOMA_EPOLL, "#e377c2",
+            Transports.HOMA_IOURING, "#bcbd22",
+            Transports.HOMA_NIO, "#17becf",
             Transports.TCP_SINGLE, "#1f77b4",
             Transports.TCP_POOL, "#2ca02c",
             Transports.UDP_RAW, "#7f7f7f",

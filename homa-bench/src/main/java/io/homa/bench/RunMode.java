@@ -6,9 +6,10 @@ import java.util.List;
 /**
  * How long {@code compare} measures: repetitions, call counts and the time caps that bound every
  * run whatever the machine's speed; loaded runs are timed (warm-up and measurement of fixed
- * length). Worst case (every run hitting its caps) with the six default transports: FULL 6 x 3 s
- * of JIT warm-up, 33 runs x 5 repetitions x 1.6 s and 10 loaded runs x 5 x 3.4 s = 452 s, shrunk
- * to the budget of 290 s; QUICK 6 x 2 s, 21 x 3 x 1.3 s and 5 x 3 x 2.3 s = 129 s, shrunk to 90 s
+ * length). Worst case (every run hitting its caps) with the seven default transports (homa-2loops
+ * in the throughput scenarios only, warmed up with homa): FULL 6 x 3 s of JIT warm-up, 35 runs x
+ * 5 repetitions x 1.6 s and 10 loaded runs x 5 x 3.4 s = 468 s, shrunk to the budget of 290 s;
+ * QUICK 6 x 2 s, 22 x 3 x 1.3 s and 5 x 3 x 2.3 s = 132 s, shrunk to 90 s
  * (plus, per run, the setup and, per loaded run, the wait for its first background call). The
  * budget guard shrinks the caps of the remaining runs when the command falls behind
  * {@link #budget()}.

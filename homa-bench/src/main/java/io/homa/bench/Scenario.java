@@ -86,9 +86,12 @@ public enum Scenario {
         return kind != Kind.THROUGHPUT;
     }
 
-    /** Whether {@code transport} can run this scenario (udp-raw has no 1 MB background calls). */
+    /**
+     * Whether {@code transport} runs in this scenario (udp-raw has no 1 MB background calls;
+     * homa-2loops runs the throughput scenarios only).
+     */
     public boolean appliesTo(Transport transport) {
-        if (!transport.supports(size)) {
+        if (!transport.supports(size) || transport.throughputOnly() && kind != Kind.THROUGHPUT) {
             return false;
         }
         return kind != Kind.LOADED || transport.supports(BACKGROUND_SIZE);

@@ -20,6 +20,19 @@ public interface Transport {
     /** Starts a client of the server at {@code server}. */
     EchoClient connect(InetSocketAddress server);
 
+    /** Whether {@code compare} runs this transport in the throughput scenarios only (a variant about bulk load). */
+    default boolean throughputOnly() {
+        return false;
+    }
+
+    /**
+     * Transports of one group run the same code, so {@code compare}'s JIT warm-up of the first
+     * serves them all (homa and homa-2loops); by default each transport is its own group.
+     */
+    default String warmUpGroup() {
+        return name();
+    }
+
     /** Whether a request of {@code size} bytes fits this transport. */
     default boolean supports(int size) {
         return size >= 0 && size <= maxMessageLength();

@@ -1,10 +1,18 @@
 package io.homa.bench;
 
+import io.homa.HomaConfig;
+
 import java.util.List;
 
 /** The transports the benchmarks compare, by name. */
 public final class Transports {
     public static final String HOMA = "homa";
+    /** Homa with two event loops (engines) per socket; throughput scenarios only. */
+    public static final String HOMA_2LOOPS = "homa-2loops";
+    /** Homa on one named Netty transport, to compare them side by side (not run by default). */
+    public static final String HOMA_EPOLL = "homa-epoll";
+    public static final String HOMA_IOURING = "homa-iouring";
+    public static final String HOMA_NIO = "homa-nio";
     public static final String TCP_SINGLE = "tcp-single";
     public static final String TCP_POOL = "tcp-pool";
     public static final String UDP_RAW = "udp-raw";
@@ -13,9 +21,13 @@ public final class Transports {
     public static final String GRPC_HOMA = "grpc-homa";
 
     /** The transports {@code compare} runs by default, in the order results are shown. */
-    public static final List<String> ALL = List.of(HOMA, TCP_SINGLE, TCP_POOL, UDP_RAW, GRPC, GRPC_HOMA);
-    /** Every transport name, in the order results are shown (grpc-pool only on request). */
-    public static final List<String> KNOWN = List.of(HOMA, TCP_SINGLE, TCP_POOL, UDP_RAW, GRPC, GRPC_HOMA, GRPC_POOL);
+    public static final List<String> ALL = List.of(HOMA, HOMA_2LOOPS, TCP_SINGLE, TCP_POOL, UDP_RAW, GRPC, GRPC_HOMA);
+    /**
+     * Every transport name, in the order results are shown (grpc-pool and Homa on a named Netty
+     * transport only on request).
+     */
+    public static final List<String> KNOWN = List.of(HOMA, HOMA_2LOOPS, HOMA_EPOLL, HOMA_IOURING, HOMA_NIO, TCP_SINGLE,
+            TCP_POOL, UDP_RAW, GRPC, GRPC_HOMA, GRPC_POOL);
 
     private Transports() {
     }
@@ -28,6 +40,10 @@ public final class Transports {
     public static Transport create(String name) {
         return switch (name) {
             case HOMA -> new HomaTransport();
+            case HOMA_2LOOPS -> HomaTransport.twoLoops();
+            case HOMA_EPOLL -> HomaTransport.on(HOMA_EPOLL, HomaConfig.IoTransport.EPOLL);
+            case HOMA_IOURING -> HomaTransport.on(HOMA_IOURING, HomaConfig.IoTransport.IO_URING);
+            case HOMA_NIO -> HomaTransport.on(HOMA_NIO, HomaConfig.IoTransport.NIO);
             case TCP_SINGLE -> TcpTransport.single();
             case TCP_POOL -> TcpTransport.pool();
             case UDP_RAW -> new UdpTransport();

@@ -63,6 +63,8 @@ class CompareCommandTest {
             assertEquals(0.5, loaded.get("background_offered_gbit_per_s"), t + " offered background");
             assertTrue(loaded.get("background_carried") instanceof Boolean, t + " carried");
         }
+        Map<String, Object> twoLoops = (Map<String, Object>) results.get("homa-2loops");
+        assertEquals(List.of("throughput-1MB"), List.copyOf(twoLoops.keySet()), "homa-2loops runs the throughput scenarios only");
         Map<String, Object> udp = (Map<String, Object>) results.get("udp-raw");
         assertTrue(udp.containsKey("unloaded-100B"));
         assertTrue(!udp.containsKey("loaded-100B"), "udp-raw carries no 1 MB background calls");
@@ -73,6 +75,8 @@ class CompareCommandTest {
         Map<String, Object> ratios = (Map<String, Object>) root.get("ratios");
         assertTrue(ratios.containsKey("homa/tcp-single"), ratios.toString());
         assertTrue(ratios.containsKey("homa/udp-raw"), ratios.toString());
+        assertTrue(ratios.containsKey("homa-2loops/homa"), ratios.toString());
+        assertEquals(NettyIo.transportName(), ((Map<String, Object>) machine.get("homa_transports")).get("homa-2loops"));
 
         DocumentBuilderFactory f = DocumentBuilderFactory.newInstance();
         f.setNamespaceAware(true);
