@@ -11,7 +11,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Queue;
 
 /**
  * The RPCs of one engine and the peers they talk to (Linux Homa's homa_rpc.c and homa_peer.c):
@@ -31,7 +30,7 @@ final class RpcTable {
     private final EngineConfig cfg;
     private final TickClock clock;
     private final EngineCounters counters;
-    private final Queue<EngineEvent> events;
+    private final EngineEvents events;
     private final GrantScheduler grants;
     private final ControlPackets control;
     private final MemoryLimits limits;
@@ -57,7 +56,7 @@ final class RpcTable {
      * @param roundTripCapTicks the cap on a peer's round trip in ticks (see {@link Peer#roundTripTicks})
      */
     RpcTable(EngineConfig cfg, long randomSeed, TickClock clock, EngineCounters counters,
-             Queue<EngineEvent> events, GrantScheduler grants, ControlPackets control,
+             EngineEvents events, GrantScheduler grants, ControlPackets control,
              MemoryLimits limits, SenderQueue senders, int roundTripCapTicks) {
         this.cfg = cfg;
         this.clock = clock;
@@ -175,7 +174,7 @@ final class RpcTable {
     /** Ends a client RPC with a FAILED event. */
     void fail(Rpc rpc, RpcError error) {
         counters.bump(Counter.CLIENT_RPCS_FAILED);
-        events.add(EngineEvent.failed(rpc.id, rpc.peer.address, error));
+        events.failed(rpc.id, rpc.peer.address, error);
         end(rpc);
     }
 

@@ -90,7 +90,7 @@ class RpcTableTest {
     void parkedRpcs_leaveTheLiveList_andComeBackInAgeOrder() {
         EngineCounters counters = new EngineCounters();
         TickClock clock = new TickClock(CFG.tickNanos);
-        RpcTable t = new RpcTable(CFG, 1, clock, counters, new java.util.ArrayDeque<>(), new GrantScheduler(CFG),
+        RpcTable t = new RpcTable(CFG, 1, clock, counters, new EngineEvents(), new GrantScheduler(CFG),
                 new ControlPackets(counters), new MemoryLimits(CFG, counters), new SenderQueue(false), 10);
         Rpc[] r = new Rpc[6];
         for (int i = 0; i < r.length; i++) {
