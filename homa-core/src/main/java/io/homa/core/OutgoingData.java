@@ -47,7 +47,7 @@ final class OutgoingData {
 
     /** Queues {@code payload} as the RPC's outgoing message (its room was checked by the caller). */
     void start(Rpc rpc, ByteBuffer payload) {
-        rpc.out = new OutgoingMessage(rpc, payload, rpcs.nextMessageSeq(), unscheduledFor(rpc));
+        rpc.out = rpcs.newOutgoing(rpc, payload, unscheduledFor(rpc));
         limits.addOutgoing(rpc.out.length);
         senders.offer(rpc.out);
     }

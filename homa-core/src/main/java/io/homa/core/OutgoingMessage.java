@@ -5,20 +5,21 @@ import java.nio.ByteBuffer;
 /**
  * A message being sent: its bytes, how far it has been transmitted, how far the receiver granted,
  * and ranges queued for retransmission. The engine reads the payload with absolute gets only, so
- * the caller's buffer position and limit are never changed.
+ * the caller's buffer position and limit are never changed. The engine reuses the object for a
+ * later message once its RPC has ended ({@link #init}); its fields are fixed while it is in use.
  */
 final class OutgoingMessage {
-    final Rpc rpc;
-    final ByteBuffer payload;
-    final int length;
+    Rpc rpc;
+    ByteBuffer payload;
+    int length;
     /** Order of creation: FIFO mode and SRPT ties. */
-    final long seq;
+    long seq;
     /** Bytes transmitted at least once (a prefix of the message). */
     int sent;
     /** The sender may transmit every byte below this. */
     int granted;
     /** End of the unscheduled prefix. */
-    final int unscheduledLimit;
+    int unscheduledLimit;
     /** Priority for scheduled bytes, from the last GRANT. */
     int grantPriority;
     /** Payload bytes sent again in answer to RESENDs. */
@@ -36,12 +37,35 @@ final class OutgoingMessage {
     private int rtCount;
 
     OutgoingMessage(Rpc rpc, ByteBuffer payload, long seq, int unscheduledLimit) {
+        init(rpc, payload, seq, unscheduledLimit);
+    }
+
+    /** A message to be {@link #init}ialised. */
+    OutgoingMessage() {
+    }
+
+    /** Makes this a fresh message (as constructed) of {@code rpc}; keeps only the retransmission arrays. */
+    OutgoingMessage init(Rpc rpc, ByteBuffer payload, long seq, int unscheduledLimit) {
         this.rpc = rpc;
         this.payload = payload;
         this.length = payload.remaining();
         this.seq = seq;
         this.unscheduledLimit = Math.min(length, unscheduledLimit);
         this.granted = this.unscheduledLimit;
+        this.sent = 0;
+        this.grantPriority = 0;
+        this.retransmittedBytes = 0;
+        this.queued = false;
+        this.zeroSent = false;
+        this.rtHead = 0;
+        this.rtCount = 0;
+        return this;
+    }
+
+    /** Its RPC ended: drops the references to the RPC and the caller's bytes until {@link #init}. */
+    void clear() {
+        rpc = null;
+        payload = null;
     }
 
     /** Payload byte {@code offset} of the message is at this absolute index of {@link #payload}. */

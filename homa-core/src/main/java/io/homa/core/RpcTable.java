@@ -4,6 +4,7 @@ import io.homa.core.wire.DropReason;
 
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
@@ -25,6 +26,11 @@ final class RpcTable {
      * trip, and the sweep walks every peer, which is worth a tick's time only when there are many.
      */
     private static final int PEER_SWEEP_THRESHOLD = 4096;
+    /**
+     * Outgoing messages kept for reuse, at most: enough for the RPCs one drain ends, so that a busy
+     * engine makes no message object per RPC, and little memory when it calms down.
+     */
+    private static final int MAX_SPARE_MESSAGES = 64;
     private static final Comparator<Rpc> BY_AGE = Comparator.comparingLong(r -> r.created);
 
     private final EngineConfig cfg;
@@ -50,6 +56,8 @@ final class RpcTable {
     private final RpcIdSequence ids;
     /** Messages (both directions) in order of creation: SRPT breaks ties to the older. */
     private long seq;
+    /** Outgoing messages of ended RPCs, to be filled again (at most {@link #MAX_SPARE_MESSAGES}). */
+    private final ArrayDeque<OutgoingMessage> spareOutgoing = new ArrayDeque<>();
 
     /**
      * @param randomSeed the secret of the client ids (see {@link HomaEngine#HomaEngine})
@@ -100,6 +108,15 @@ final class RpcTable {
     /** The next message's place in creation order. */
     long nextMessageSeq() {
         return seq++;
+    }
+
+    /** A new outgoing message of {@code rpc}, in a reused object when one is spare. */
+    OutgoingMessage newOutgoing(Rpc rpc, ByteBuffer payload, int unscheduledLimit) {
+        OutgoingMessage m = spareOutgoing.poll();
+        if (m == null) {
+            m = new OutgoingMessage();
+        }
+        return m.init(rpc, payload, nextMessageSeq(), unscheduledLimit);
     }
 
     private long allocateId() {
@@ -187,10 +204,15 @@ final class RpcTable {
             releaseIncoming(rpc);
         }
         if (rpc.out != null) {
-            senders.remove(rpc.out);
-            ByteBuffer payload = rpc.out.payload;
-            limits.releaseOutgoing(rpc.out.length);
+            OutgoingMessage out = rpc.out;
+            senders.remove(out); // out of the sender's queue: nothing refers to it from now on
+            ByteBuffer payload = out.payload;
+            limits.releaseOutgoing(out.length);
             rpc.out = null;
+            out.clear();
+            if (spareOutgoing.size() < MAX_SPARE_MESSAGES) {
+                spareOutgoing.add(out);
+            }
             releaseListener.released(payload);
         }
         Peer peer = rpc.peer;
