@@ -1,5 +1,6 @@
 package io.homa;
 
+import io.homa.core.ReceivedMessage;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,7 +30,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class Dispatcher {
     private static final Logger log = LoggerFactory.getLogger(Dispatcher.class);
 
+    /** {@link HomaConfig#inlineExecution()}: user code runs on the event loop. */
+    private static final Executor INLINE = Runnable::run;
+
     private final Executor executor;
+    /** Whether {@link #executor} is {@link #INLINE}: then work runs directly, without a task object. */
+    private final boolean inline;
     /** Our own pool, which close() stops; null when the executor is the user's or inline. */
     private final ExecutorService ownPool;
     private final MarkingThreadFactory marker;
@@ -41,6 +47,7 @@ final class Dispatcher {
 
     private Dispatcher(Executor executor, ExecutorService ownPool, MarkingThreadFactory marker, int maxQueuedRequests) {
         this.executor = executor;
+        this.inline = executor == INLINE;
         this.ownPool = ownPool;
         this.marker = marker;
         this.maxQueuedRequests = maxQueuedRequests;
@@ -48,7 +55,7 @@ final class Dispatcher {
 
     static Dispatcher create(HomaConfig config, int socketSerial) {
         if (config.inlineExecution()) {
-            return new Dispatcher(Runnable::run, null, null, config.maxQueuedRequests());
+            return new Dispatcher(INLINE, null, null, config.maxQueuedRequests());
         }
         if (config.executor() != null) {
             return new Dispatcher(config.executor(), null, null, config.maxQueuedRequests());
@@ -95,22 +102,41 @@ final class Dispatcher {
      * its request. The same for requests received over Homa and over TCP.
      */
     void runHandler(HomaHandler handler, ServerRequest r, long expiresAt, Runnable skipped) {
-        execute(() -> {
-            requestStarted();
-            if (!r.isOpen() || System.nanoTime() - expiresAt >= 0) {
-                // Dropped (timed out, socket closed) while it waited: its caller has been or will
-                // be told so; running the handler now could only do work nobody waits for.
-                r.drop("its request timeout passed before a handler thread was free");
-                skipped.run();
-                return;
-            }
+        if (inline) {
+            handle(handler, r, expiresAt, skipped); // no task object: the loop runs it now
+        } else {
+            execute(() -> handle(handler, r, expiresAt, skipped));
+        }
+    }
+
+    private void handle(HomaHandler handler, ServerRequest r, long expiresAt, Runnable skipped) {
+        requestStarted();
+        if (!r.isOpen() || System.nanoTime() - expiresAt >= 0) {
+            // Dropped (timed out, socket closed) while it waited: its caller has been or will
+            // be told so; running the handler now could only do work nobody waits for.
+            r.drop("its request timeout passed before a handler thread was free");
+            skipped.run();
+            return;
+        }
+        try {
+            handler.handle(r);
+        } catch (Throwable t) {
+            log.warn("Homa handler failed on {}; the request is dropped and its caller will fail", r, t);
+            r.drop("the handler threw " + t);
+        }
+    }
+
+    /** Completes a call with its response on the user-code executor (inline: here, with no task object). */
+    void succeed(ClientCall<?> c, ReceivedMessage response) {
+        if (inline) {
             try {
-                handler.handle(r);
+                c.succeed(response);
             } catch (Throwable t) {
-                log.warn("Homa handler failed on {}; the request is dropped and its caller will fail", r, t);
-                r.drop("the handler threw " + t);
+                log.warn("user code failed", t);
             }
-        });
+        } else {
+            execute(() -> c.succeed(response));
+        }
     }
 
     /** Runs {@code task} on the user-code executor (or here, if that executor refuses it). */

@@ -8,7 +8,7 @@ import io.netty.util.concurrent.ScheduledFuture;
 
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /**
  * A request handed to the user's handler, received over Homa or over TCP (its {@link Path}).
@@ -16,7 +16,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * answered) or to DROPPED (the handler threw, the request timed out, or the socket closed); the
  * compare-and-set makes {@link #reply} safe from any thread and at most once.
  */
-final class ServerRequest implements HomaRequest {
+final class ServerRequest implements HomaRequest, DeadlineQueue.Entry {
     private static final int OPEN = 0;
     private static final int REPLIED = 1;
     private static final int DROPPED = 2;
@@ -39,9 +39,16 @@ final class ServerRequest implements HomaRequest {
     private final InetSocketAddress peer;
     private final ReceivedMessage message;
     private final int maxLength;
-    private final AtomicInteger state = new AtomicInteger(OPEN);
-    /** Drops the request at the request timeout; event loop only. */
+    /** OPEN, REPLIED or DROPPED; a field and an updater, not an object per request. */
+    @SuppressWarnings("unused") // written through STATE
+    private volatile int state = OPEN;
+    private static final AtomicIntegerFieldUpdater<ServerRequest> STATE =
+            AtomicIntegerFieldUpdater.newUpdater(ServerRequest.class, "state");
+    /** Over TCP: drops the request at the request timeout; the connection's event loop only. */
     ScheduledFuture<?> expiry;
+    /** Over Homa: when the request times out ({@link System#nanoTime()}), in its loop's {@link DeadlineQueue}. */
+    long expiresAt;
+    private int deadlineSlot = -1;
 
     ServerRequest(Path path, long rpcId, InetSocketAddress peer, ReceivedMessage message, int maxLength) {
         this.path = path;
@@ -110,10 +117,10 @@ final class ServerRequest implements HomaRequest {
 
     /** OPEN to REPLIED; false (reply discarded) if dropped; throws if replied before. */
     private boolean claim() {
-        if (state.compareAndSet(OPEN, REPLIED)) {
+        if (STATE.compareAndSet(this, OPEN, REPLIED)) {
             return true;
         }
-        if (state.get() == REPLIED) {
+        if (state == REPLIED) {
             throw new IllegalStateException("this request from " + peer + " was answered already");
         }
         return false;
@@ -124,14 +131,35 @@ final class ServerRequest implements HomaRequest {
         path.dropRequest(this, why);
     }
 
+    @Override
+    public long deadlineNanos() {
+        return expiresAt;
+    }
+
+    @Override
+    public int deadlineSlot() {
+        return deadlineSlot;
+    }
+
+    @Override
+    public void deadlineSlot(int slot) {
+        deadlineSlot = slot;
+    }
+
+    /** Over Homa: no reply came within the request timeout. */
+    @Override
+    public void deadlinePassed() {
+        drop("no reply within the request timeout");
+    }
+
     /** OPEN to DROPPED: true if this call dropped it. */
     boolean markDropped() {
-        return state.compareAndSet(OPEN, DROPPED);
+        return STATE.compareAndSet(this, OPEN, DROPPED);
     }
 
     @Override
     public boolean isOpen() {
-        return state.get() == OPEN && !path.isClosed();
+        return state == OPEN && !path.isClosed();
     }
 
     @Override
