@@ -21,9 +21,9 @@ final class Rpc {
         DEAD
     }
 
-    final long id;
-    final Peer peer;
-    final boolean client;
+    long id;
+    Peer peer;
+    boolean client;
     State state;
     OutgoingMessage out;
     IncomingMessage in;
@@ -36,7 +36,7 @@ final class Rpc {
     /** Client: times the request restarted after RPC_UNKNOWN. */
     int restarts;
     /** Tick of this RPC's last RESEND (or NEED_ACK), for the per-RPC interval. */
-    long lastAskTick = Long.MIN_VALUE / 2;
+    long lastAskTick;
     /** Client: the server has sent something about this RPC (so it knows the request exists). */
     boolean heard;
     /** RESENDs (or NEED_ACKs) sent since the RPC last made progress; each doubles the next interval. */
@@ -56,12 +56,41 @@ final class Rpc {
     long created;
     /** Server: taken off the live list while the application works on it (see {@code RpcTable#park}). */
     boolean parked;
+    /** In the table's list of RPCs to relink at the next tick (see {@code RpcTable#unpark}). */
+    boolean unparking;
 
     Rpc(long id, Peer peer, boolean client) {
+        init(id, peer, client);
+    }
+
+    /**
+     * Makes this a new RPC, every field as the constructor leaves it: the table reuses the objects
+     * of ended RPCs. (RpcReuseTest checks that no field is forgotten here.)
+     */
+    Rpc init(long id, Peer peer, boolean client) {
         this.id = id;
         this.peer = peer;
         this.client = client;
         this.state = client ? State.CLIENT_ACTIVE : State.SERVER_RECEIVING;
+        out = null;
+        in = null;
+        silentTicks = 0;
+        waitTicks = 0;
+        requestLength = 0;
+        restarts = 0;
+        lastAskTick = Long.MIN_VALUE / 2;
+        heard = false;
+        asks = 0;
+        requestSentAt = 0;
+        timingRoundTrip = false;
+        roundTripSpoiled = false;
+        startedAt = 0;
+        olderLive = null;
+        newerLive = null;
+        created = 0;
+        parked = false;
+        unparking = false;
+        return this;
     }
 
     /** The client's id of this RPC (even), used in events, acks and server tables. */

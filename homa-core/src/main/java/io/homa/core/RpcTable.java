@@ -27,8 +27,8 @@ final class RpcTable {
      */
     private static final int PEER_SWEEP_THRESHOLD = 4096;
     /**
-     * Outgoing messages kept for reuse, at most: enough for the RPCs one drain ends, so that a busy
-     * engine makes no message object per RPC, and little memory when it calms down.
+     * Outgoing messages, and RPCs, kept for reuse, at most: enough for the RPCs one drain ends, so
+     * that a busy engine makes no such object per RPC, and little memory when it calms down.
      */
     private static final int MAX_SPARE_MESSAGES = 64;
     private static final Comparator<Rpc> BY_AGE = Comparator.comparingLong(r -> r.created);
@@ -58,6 +58,8 @@ final class RpcTable {
     private long seq;
     /** Outgoing messages of ended RPCs, to be filled again (at most {@link #MAX_SPARE_MESSAGES}). */
     private final ArrayDeque<OutgoingMessage> spareOutgoing = new ArrayDeque<>();
+    /** Ended RPCs nothing refers to any more, to be reused (at most {@link #MAX_SPARE_MESSAGES} of them). */
+    private final ArrayDeque<Rpc> spareRpcs = new ArrayDeque<>();
 
     /**
      * @param randomSeed the secret of the client ids (see {@link HomaEngine#HomaEngine})
@@ -88,7 +90,7 @@ final class RpcTable {
     Rpc newClientRpc(InetSocketAddress server) {
         long id = allocateId();
         Peer peer = peerFor(server);
-        Rpc rpc = new Rpc(id, peer, true);
+        Rpc rpc = newRpc(id, peer, true);
         linkLive(rpc);
         clientRpcs.put(id, rpc);
         peer.clientRpcs++;
@@ -98,11 +100,26 @@ final class RpcTable {
     /** A new server RPC for the request {@code clientId} of {@code client}. */
     Rpc newServerRpc(InetSocketAddress client, long clientId) {
         Peer peer = peerFor(client);
-        Rpc rpc = new Rpc(clientId ^ 1, peer, false);
+        Rpc rpc = newRpc(clientId ^ 1, peer, false);
         linkLive(rpc);
         peer.serverRpcs.put(clientId, rpc);
         serverRpcCount++;
         return rpc;
+    }
+
+    private Rpc newRpc(long id, Peer peer, boolean client) {
+        Rpc rpc = spareRpcs.poll();
+        return rpc == null ? new Rpc(id, peer, client) : rpc.init(id, peer, client);
+    }
+
+    /**
+     * Keeps an ended RPC for reuse. Every table has let go of it by now; only the list of
+     * unparked RPCs may still hold it, and then {@link #relinkUnparked} keeps it instead.
+     */
+    private void recycle(Rpc rpc) {
+        if (!rpc.unparking && spareRpcs.size() < MAX_SPARE_MESSAGES) {
+            spareRpcs.add(rpc);
+        }
     }
 
     /** The next message's place in creation order. */
@@ -232,6 +249,7 @@ final class RpcTable {
         }
         rpc.state = Rpc.State.DEAD;
         unlinkLive(rpc);
+        recycle(rpc);
         grants.schedule(control); // freed budget may unblock needy messages
     }
 
@@ -294,6 +312,7 @@ final class RpcTable {
     void unpark(Rpc rpc) {
         if (rpc.parked) {
             rpc.parked = false;
+            rpc.unparking = true;
             unparked.add(rpc);
         }
     }
@@ -310,9 +329,12 @@ final class RpcTable {
         unparked.sort(BY_AGE);
         Rpc after = null; // the RPC the next one goes after: null for the head
         Rpc before = oldestLive;
-        for (Rpc rpc : unparked) {
+        for (int i = 0; i < unparked.size(); i++) { // by index: no iterator per tick
+            Rpc rpc = unparked.get(i);
+            rpc.unparking = false;
             if (rpc.state == Rpc.State.DEAD) {
-                continue; // ended meanwhile
+                recycle(rpc); // ended meanwhile: this list was the last to hold it
+                continue;
             }
             while (before != null && before.created < rpc.created) {
                 after = before;
