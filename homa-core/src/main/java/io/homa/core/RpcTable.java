@@ -58,6 +58,8 @@ final class RpcTable {
     private long seq;
     /** Outgoing messages of ended RPCs, to be filled again (at most {@link #MAX_SPARE_MESSAGES}). */
     private final ArrayDeque<OutgoingMessage> spareOutgoing = new ArrayDeque<>();
+    /** The last tombstone expiry boxed: the RPCs that end within one tick share it. */
+    private Long lastExpiry;
     /** Ended RPCs nothing refers to any more, to be reused (at most {@link #MAX_SPARE_MESSAGES} of them). */
     private final ArrayDeque<Rpc> spareRpcs = new ArrayDeque<>();
 
@@ -244,13 +246,21 @@ final class RpcTable {
                 // still in the network is a late duplicate that must not run again.
                 // Kept for two round trips at least: on a slow path a copy can be late by that much.
                 long rtt = peer.roundTripTicks(cfg.tickNanos, roundTripCapTicks);
-                peer.tombstones.put(rpc.clientId(), clock.tick() + Math.max(cfg.tombstoneTicks, 2L * rtt));
+                peer.tombstones.put(rpc.clientId(), boxed(clock.tick() + Math.max(cfg.tombstoneTicks, 2L * rtt)));
             }
         }
         rpc.state = Rpc.State.DEAD;
         unlinkLive(rpc);
         recycle(rpc);
         grants.schedule(control); // freed budget may unblock needy messages
+    }
+
+    /** {@code expiry} as a Long, the one of the last tombstone if equal (no box per RPC). */
+    private Long boxed(long expiry) {
+        if (lastExpiry == null || lastExpiry != expiry) {
+            lastExpiry = expiry;
+        }
+        return lastExpiry;
     }
 
     /** Forgets the RPC's incoming message: out of the scheduler, its budget and memory released. */
