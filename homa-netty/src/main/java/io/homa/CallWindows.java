@@ -17,13 +17,27 @@ import java.util.function.Consumer;
  * one event loop.
  */
 final class CallWindows {
+    /**
+     * Windows kept while no call to their server is in flight, at most: a server called again
+     * finds its window (no map entry or set made per call); beyond this many servers the idle
+     * windows are forgotten.
+     */
+    private static final int MAX_IDLE = 1024;
+
     private static final class Window {
         int inFlight;
-        final LinkedHashSet<ClientCall<?>> waiting = new LinkedHashSet<>();
+        /** Calls waiting, in arrival order; made when the first one has to wait. */
+        LinkedHashSet<ClientCall<?>> waiting;
+
+        boolean hasWaiting() {
+            return waiting != null && !waiting.isEmpty();
+        }
     }
 
     private final int limit;
     private final Map<InetSocketAddress, Window> windows = new HashMap<>();
+    /** Windows with nothing in flight (they are kept, see {@link #MAX_IDLE}). */
+    private int idle;
 
     CallWindows(int limit) {
         this.limit = limit;
@@ -34,10 +48,22 @@ final class CallWindows {
         if (limit == 0) {
             return true;
         }
-        Window w = windows.computeIfAbsent(c.server, k -> new Window());
-        if (w.inFlight < limit && w.waiting.isEmpty()) {
+        Window w = windows.get(c.server);
+        if (w == null) {
+            if (idle > MAX_IDLE) {
+                forgetIdle();
+            }
+            w = new Window();
+            windows.put(c.server, w);
+        } else if (w.inFlight == 0) {
+            idle--;
+        }
+        if (w.inFlight < limit && !w.hasWaiting()) {
             w.inFlight++;
             return true;
+        }
+        if (w.waiting == null) {
+            w.waiting = new LinkedHashSet<>();
         }
         w.waiting.add(c);
         return false;
@@ -55,14 +81,14 @@ final class CallWindows {
         if (w == null) {
             return null;
         }
-        Iterator<ClientCall<?>> it = w.waiting.iterator();
-        if (it.hasNext()) {
+        if (w.hasWaiting()) {
+            Iterator<ClientCall<?>> it = w.waiting.iterator();
             ClientCall<?> next = it.next();
             it.remove();
             return next; // takes over the slot
         }
         if (--w.inFlight == 0) {
-            windows.remove(server);
+            idle++;
         }
         return null;
     }
@@ -70,16 +96,24 @@ final class CallWindows {
     /** Removes a waiting call (its deadline passed); false if it is not waiting. */
     boolean removeWaiting(ClientCall<?> c) {
         Window w = windows.get(c.server);
-        return w != null && w.waiting.remove(c);
+        return w != null && w.waiting != null && w.waiting.remove(c);
     }
 
     /** Hands every waiting call to {@code action} and forgets all windows. */
     void clear(Consumer<ClientCall<?>> action) {
         for (Window w : windows.values()) {
-            for (ClientCall<?> c : w.waiting) {
-                action.accept(c);
+            if (w.waiting != null) {
+                for (ClientCall<?> c : w.waiting) {
+                    action.accept(c);
+                }
             }
         }
         windows.clear();
+        idle = 0;
+    }
+
+    private void forgetIdle() {
+        windows.values().removeIf(w -> w.inFlight == 0);
+        idle = 0;
     }
 }

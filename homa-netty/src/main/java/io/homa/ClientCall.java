@@ -8,17 +8,20 @@ import io.netty.util.concurrent.ScheduledFuture;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.function.Function;
 
 /**
  * One call in flight: what to send, until when, and the future to complete. Made on the caller's
- * thread; its {@code rpcId} and {@code timer} are touched only by the event loop that runs it.
+ * thread; its {@code rpcId} and deadline slot are touched only by the event loop that runs it.
+ * It is also the command that starts it on that loop ({@link #run}) and its entry in the loop's
+ * {@link DeadlineQueue}, so that a call costs no lambda or timer task of its own.
  *
  * @param <T> the response type ({@code byte[]} or {@code ByteBuf})
  */
-final class ClientCall<T> {
+final class ClientCall<T> implements Runnable, DeadlineQueue.Entry {
     final InetSocketAddress server;
     /**
      * The request bytes between position and limit, read by the engine until the RPC ends; null
@@ -32,15 +35,18 @@ final class ClientCall<T> {
     final Duration deadline;
     /** {@link System#nanoTime()} at which the deadline passes. */
     final long deadlineNanos;
-    final CompletableFuture<T> future = new CompletableFuture<>();
+    /** Cancelling it aborts the RPC (see {@link CallFuture}). */
+    final CompletableFuture<T> future = new CallFuture();
     /** {@link System#nanoTime()} when the call was made: its latency for listeners and JFR. */
     final long startedNanos = System.nanoTime();
     private final Function<ReceivedMessage, T> decode;
 
+    /** The engine loop that runs the call over Homa; null until it is handed to one. */
+    private volatile EngineLoop loop;
     /** The engine's id for this RPC; 0 until started. */
     long rpcId;
-    /** The deadline timer on the event loop, or null. */
-    ScheduledFuture<?> timer;
+    /** Place in the loop's {@link DeadlineQueue} (-1: not there). */
+    private int deadlineSlot = -1;
     /** TCP fallback: when the engine took the call ({@link System#nanoTime()}); event loop only. */
     long launchedAt;
     /** TCP fallback: the timer that retries the call over TCP if its server stays silent, or null. */
@@ -81,11 +87,46 @@ final class ClientCall<T> {
         future.completeExceptionally(e);
     }
 
-    void cancelTimer() {
-        if (timer != null) {
-            timer.cancel(false);
-            timer = null;
+    /**
+     * Hands the call to {@code loop} to run over Homa (any thread). A future cancelled before (while
+     * the call went over TCP) aborts it there too.
+     */
+    void startOn(EngineLoop loop) {
+        this.loop = loop;
+        if (future.isCancelled()) {
+            loop.cancel(this);
         }
+        loop.call(this);
+    }
+
+    /** Starts the call on its loop: the command {@link EngineLoop#call} queues. */
+    @Override
+    public void run() {
+        loop.start(this);
+    }
+
+    @Override
+    public long deadlineNanos() {
+        return deadlineNanos;
+    }
+
+    @Override
+    public int deadlineSlot() {
+        return deadlineSlot;
+    }
+
+    @Override
+    public void deadlineSlot(int slot) {
+        deadlineSlot = slot;
+    }
+
+    @Override
+    public void deadlinePassed() {
+        loop.deadlinePassed(this);
+    }
+
+    /** Cancels the TCP fallback's probe, if any (on the loop). */
+    void cancelProbe() {
         if (probe != null) {
             probe.cancel(false);
             probe = null;
@@ -100,6 +141,36 @@ final class ClientCall<T> {
     void releaseOwner() {
         if (owner != null && OWNER_RELEASED.compareAndSet(this, 0, 1)) {
             ReferenceCountUtil.safeRelease(owner);
+        }
+    }
+
+    /**
+     * Tells the call's loop when the future is cancelled (by {@link #cancel} or by completing it
+     * with a {@link CancellationException}), so that the RPC is aborted: an override rather than a
+     * completion stage, which would cost two objects per call.
+     */
+    private final class CallFuture extends CompletableFuture<T> {
+        @Override
+        public boolean cancel(boolean mayInterruptIfRunning) {
+            boolean cancelled = super.cancel(mayInterruptIfRunning);
+            onCancelled();
+            return cancelled;
+        }
+
+        @Override
+        public boolean completeExceptionally(Throwable ex) {
+            boolean completed = super.completeExceptionally(ex);
+            if (ex instanceof CancellationException) {
+                onCancelled();
+            }
+            return completed;
+        }
+
+        private void onCancelled() {
+            EngineLoop l = loop;
+            if (l != null && isCancelled()) {
+                l.cancel(ClientCall.this);
+            }
         }
     }
 

@@ -1,11 +1,11 @@
 package io.homa;
 
 import io.netty.channel.EventLoop;
+import io.netty.util.internal.PlatformDependent;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
@@ -20,7 +20,8 @@ import java.util.concurrent.atomic.LongAdder;
 final class CommandQueue {
     private static final Logger log = LoggerFactory.getLogger(CommandQueue.class);
 
-    private final Queue<Runnable> queue = new ConcurrentLinkedQueue<>();
+    /** Netty's multi-producer array queue: unlike a linked queue, no node per command. */
+    private final Queue<Runnable> queue = PlatformDependent.newMpscQueue();
     private final AtomicBoolean wakeupPending = new AtomicBoolean();
     /** Wake-up tasks handed to the loop (HomaMetrics.Shell.LOOP_HANDOFFS); other threads add to it. */
     private final LongAdder handoffs = new LongAdder();

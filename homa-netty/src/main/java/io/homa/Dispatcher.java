@@ -1,5 +1,6 @@
 package io.homa;
 
+import io.homa.core.ReceivedMessage;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -104,22 +105,41 @@ final class Dispatcher {
      * its request. The same for requests received over Homa and over TCP.
      */
     void runHandler(HomaHandler handler, ServerRequest r, long expiresAt, Runnable skipped) {
-        execute(() -> {
-            requestStarted();
-            if (!r.isOpen() || System.nanoTime() - expiresAt >= 0) {
-                // Dropped (timed out, socket closed) while it waited: its caller has been or will
-                // be told so; running the handler now could only do work nobody waits for.
-                r.drop("its request timeout passed before a handler thread was free");
-                skipped.run();
-                return;
-            }
+        if (inline) {
+            handle(handler, r, expiresAt, skipped); // no task object: the loop runs it now
+        } else {
+            execute(() -> handle(handler, r, expiresAt, skipped));
+        }
+    }
+
+    private void handle(HomaHandler handler, ServerRequest r, long expiresAt, Runnable skipped) {
+        requestStarted();
+        if (!r.isOpen() || System.nanoTime() - expiresAt >= 0) {
+            // Dropped (timed out, socket closed) while it waited: its caller has been or will
+            // be told so; running the handler now could only do work nobody waits for.
+            r.drop("its request timeout passed before a handler thread was free");
+            skipped.run();
+            return;
+        }
+        try {
+            handler.handle(r);
+        } catch (Throwable t) {
+            log.warn("Homa handler failed on {}; the request is dropped and its caller will fail", r, t);
+            r.drop("the handler threw " + t);
+        }
+    }
+
+    /** Completes a call with its response on the user-code executor (inline: here, with no task object). */
+    void succeed(ClientCall<?> c, ReceivedMessage response) {
+        if (inline) {
             try {
-                handler.handle(r);
+                c.succeed(response);
             } catch (Throwable t) {
-                log.warn("Homa handler failed on {}; the request is dropped and its caller will fail", r, t);
-                r.drop("the handler threw " + t);
+                log.warn("user code failed", t);
             }
-        });
+        } else {
+            execute(() -> c.succeed(response));
+        }
     }
 
     /** Runs {@code task} on the user-code executor (or here, if that executor refuses it). */

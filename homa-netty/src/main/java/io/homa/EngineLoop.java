@@ -20,6 +20,7 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.EventLoop;
 import io.netty.channel.socket.DatagramPacket;
 import io.netty.util.ReferenceCountUtil;
+import io.netty.util.collection.LongObjectHashMap;
 import io.netty.util.concurrent.ScheduledFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -65,7 +66,12 @@ final class EngineLoop implements ServerRequest.Path {
     private final Dispatcher dispatcher;
     private final long requestTimeoutNanos;
     private final long[] shell = new long[Shell.values().length];
-    private final Map<Long, ClientCall<?>> calls = new HashMap<>();
+    /** Our client calls in the engine, by RPC id (primitive keys: no boxing per call). */
+    private final LongObjectHashMap<ClientCall<?>> calls = new LongObjectHashMap<>();
+    /** The deadlines of the calls started here and the timeouts of the requests received here. */
+    private final DeadlineQueue deadlines;
+    /** Counts a request whose handler never ran (made once, not per request). */
+    private final Runnable requestSkipped;
     private final IdentityHashMap<ByteBuffer, ByteBuf> ownedPayloads = new IdentityHashMap<>();
     private final DroppedRequests dropped;
     private final NettyPayloadMemory memory = new NettyPayloadMemory();
@@ -108,6 +114,8 @@ final class EngineLoop implements ServerRequest.Path {
             return c == null ? 0 : c.startedNanos;
         }));
         this.commands = new CommandQueue(loop, this::runCommands);
+        this.deadlines = new DeadlineQueue(loop);
+        this.requestSkipped = () -> runOnLoop(() -> shell[Shell.REQUESTS_SKIPPED.ordinal()]++);
         this.windows = new CallWindows(socket.config().maxCallsPerServer());
         boolean fallback = socket.config().tcpFallback();
         this.heard = fallback ? new HashMap<>() : null;
@@ -156,9 +164,9 @@ final class EngineLoop implements ServerRequest.Path {
         }
     }
 
-    /** Starts a call (any thread). */
+    /** Starts a call (any thread); the call is its own command, so this costs no lambda. */
     void call(ClientCall<?> c) {
-        runOnLoop(() -> start(c));
+        runOnLoop(c);
     }
 
     /** The caller cancelled {@code c}'s future (any thread): abort its RPC. */
@@ -168,7 +176,11 @@ final class EngineLoop implements ServerRequest.Path {
 
     @Override
     public void reply(ServerRequest r, ByteBuffer payload, ByteBuf owner) {
-        runOnLoop(() -> respond(r, payload, owner));
+        if (loop.inEventLoop()) {
+            respond(r, payload, owner); // an inline handler: no lambda
+        } else {
+            commands.submit(() -> respond(r, payload, owner));
+        }
     }
 
     @Override
@@ -200,7 +212,8 @@ final class EngineLoop implements ServerRequest.Path {
 
     // ------------------------------------------------------------------ inputs, on the loop
 
-    private void start(ClientCall<?> c) {
+    /** Starts a call, on the loop (its {@link ClientCall#run}). */
+    void start(ClientCall<?> c) {
         if (closed) {
             socket.finishClosed(c, true);
             return;
@@ -210,7 +223,7 @@ final class EngineLoop implements ServerRequest.Path {
             refuse(c, new HomaTimeoutException(c + ": deadline of " + c.deadline + " passed before it started"));
             return;
         }
-        c.timer = loop.schedule(() -> deadlinePassed(c), remaining, TimeUnit.NANOSECONDS);
+        deadlines.add(c);
         if (windows.admit(c)) {
             if (!launch(c)) {
                 releaseSlot(c.server);
@@ -229,11 +242,11 @@ final class EngineLoop implements ServerRequest.Path {
             id = parts == null ? engine.startRequest(System.nanoTime(), c.server, c.payload)
                     : engine.startRequestInParts(System.nanoTime(), c.server, parts);
         } catch (IllegalStateException e) {
-            c.cancelTimer();
+            endTimers(c);
             refuse(c, new HomaException(HomaException.Kind.RESOURCE_LIMIT, c + " refused: " + e.getMessage()));
             return false;
         } catch (IllegalArgumentException e) {
-            c.cancelTimer();
+            endTimers(c);
             refuse(c, new HomaMessageTooLargeException(c + " refused: " + e.getMessage()));
             return false;
         }
@@ -312,7 +325,7 @@ final class EngineLoop implements ServerRequest.Path {
             return; // finished meanwhile (its server ran it over TCP only: Homa's copy is dropped there)
         }
         removeCall(c.rpcId);
-        c.cancelTimer();
+        endTimers(c);
         engine.abort(System.nanoTime(), c.rpcId); // releases the payload through the engine
         HomaException failure = TcpClient.failure(c, reply);
         if (failure == null) {
@@ -359,7 +372,7 @@ final class EngineLoop implements ServerRequest.Path {
         if (closed || !socket.forget(c)) {
             return; // already finished (or the close path owns it)
         }
-        c.cancelTimer();
+        endTimers(c);
         shell[Shell.CALLS_CANCELLED.ordinal()]++;
         if (windows.removeWaiting(c)) {
             c.releaseOwner(); // never reached the engine
@@ -372,8 +385,14 @@ final class EngineLoop implements ServerRequest.Path {
         }
     }
 
-    private void deadlinePassed(ClientCall<?> c) {
-        c.timer = null;
+    /** Takes a call's deadline and TCP probe off the loop. */
+    private void endTimers(ClientCall<?> c) {
+        deadlines.remove(c);
+        c.cancelProbe();
+    }
+
+    /** A call's deadline passed (its {@link DeadlineQueue.Entry#deadlinePassed}). */
+    void deadlinePassed(ClientCall<?> c) {
         if (closed) {
             return;
         }
@@ -433,13 +452,6 @@ final class EngineLoop implements ServerRequest.Path {
         drain();
     }
 
-    private void requestTimedOut(ServerRequest r) {
-        r.expiry = null;
-        if (r.markDropped()) {
-            dropOnLoop(r, "no reply within the request timeout of " + socket.config().requestTimeout());
-        }
-    }
-
     private void dropOnLoop(ServerRequest r, String why) {
         cancelExpiry(r);
         if (closed) {
@@ -490,11 +502,8 @@ final class EngineLoop implements ServerRequest.Path {
         r.newerOpen = null;
     }
 
-    private static void cancelExpiry(ServerRequest r) {
-        if (r.expiry != null) {
-            r.expiry.cancel(false);
-            r.expiry = null;
-        }
+    private void cancelExpiry(ServerRequest r) {
+        deadlines.remove(r);
     }
 
     private void onDatagram(DatagramPacket p) {
@@ -609,6 +618,7 @@ final class EngineLoop implements ServerRequest.Path {
                 EngineEvent e;
                 while ((e = engine.pollEvent()) != null) {
                     dispatch(e);
+                    engine.recycle(e); // dispatch kept nothing of it but its message
                 }
                 transmit();
             } while ((drainAgain || engine.hasEvents()) && !closed);
@@ -653,11 +663,11 @@ final class EngineLoop implements ServerRequest.Path {
                     e.message().release(); // cannot happen (an ended call's RPC was aborted), but stay exact
                     return;
                 }
-                c.cancelTimer();
+                endTimers(c);
                 shell[Shell.CALLS_SUCCEEDED.ordinal()]++;
                 callEnded(c, e.message().length());
                 if (socket.forget(c)) {
-                    dispatcher.execute(() -> c.succeed(e.message()));
+                    dispatcher.succeed(c, e.message());
                 } else {
                     e.message().release(); // the close path finished the call
                 }
@@ -666,7 +676,7 @@ final class EngineLoop implements ServerRequest.Path {
             case FAILED -> {
                 ClientCall<?> c = removeCall(e.rpcId());
                 if (c != null) {
-                    c.cancelTimer();
+                    endTimers(c);
                     if (c.fallbackRefused && e.error() == RpcError.TIMEOUT) {
                         socket.peers().onTcp(c.server); // its requests arrive, its answers do not
                     }
@@ -699,9 +709,9 @@ final class EngineLoop implements ServerRequest.Path {
         }
         shell[Shell.REQUESTS_HANDLED.ordinal()]++;
         track(r);
-        r.expiry = loop.schedule(() -> requestTimedOut(r), requestTimeoutNanos, TimeUnit.NANOSECONDS);
-        dispatcher.runHandler(handler, r, now + requestTimeoutNanos,
-                () -> runOnLoop(() -> shell[Shell.REQUESTS_SKIPPED.ordinal()]++));
+        r.expiresAt = now + requestTimeoutNanos;
+        deadlines.add(r);
+        dispatcher.runHandler(handler, r, r.expiresAt, requestSkipped);
     }
 
     /**
@@ -766,15 +776,16 @@ final class EngineLoop implements ServerRequest.Path {
             timer.cancel(false);
             timer = null;
         }
+        deadlines.close();
         for (ClientCall<?> c : calls.values()) {
-            c.cancelTimer();
+            endTimers(c);
             shell[Shell.CALLS_FAILED.ordinal()]++;
             shell[Shell.CALLS_CLOSED.ordinal()]++;
             socket.finishClosed(c, false); // its buffer is among ownedPayloads
         }
         calls.clear();
         windows.clear(c -> {
-            c.cancelTimer();
+            endTimers(c);
             shell[Shell.CALLS_FAILED.ordinal()]++;
             shell[Shell.CALLS_CLOSED.ordinal()]++;
             socket.finishClosed(c, true); // never reached the engine: its buffer is still ours

@@ -333,15 +333,9 @@ final class NettyHomaSocket implements HomaSocket {
         return loops[nextLoop.getAndIncrement() & (loops.length - 1)];
     }
 
-    /** Starts a call over Homa on {@code loop}. */
+    /** Starts a call over Homa on {@code loop}; cancelling its future aborts the RPC (the server learns of it when it next asks). */
     private static void onHoma(ClientCall<?> c, EngineLoop loop) {
-        // Cancelling the future aborts the RPC (the server learns of it when it next asks).
-        c.future.whenComplete((v, e) -> {
-            if (c.future.isCancelled()) {
-                loop.cancel(c);
-            }
-        });
-        loop.call(c);
+        c.startOn(loop);
     }
 
     /**

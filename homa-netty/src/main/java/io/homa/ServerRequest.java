@@ -9,7 +9,7 @@ import io.netty.util.concurrent.ScheduledFuture;
 
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /**
  * A request handed to the user's handler, received over Homa or over TCP (its {@link Path}).
@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * references of its own. Reads take a reference first, so a read after the release throws rather
  * than reading memory that went back to the pool.
  */
-final class ServerRequest implements HomaRequest {
+final class ServerRequest implements HomaRequest, DeadlineQueue.Entry {
     private static final int OPEN = 0;
     private static final int REPLIED = 1;
     private static final int DROPPED = 2;
@@ -46,13 +46,20 @@ final class ServerRequest implements HomaRequest {
     private final ByteBuf body;
     private final int length;
     private final int maxLength;
-    private final AtomicInteger state = new AtomicInteger(OPEN);
-    /** Drops the request at the request timeout; event loop only. */
+    /** OPEN, REPLIED or DROPPED; a field and an updater, not an object per request. */
+    @SuppressWarnings("unused") // written through STATE
+    private volatile int state = OPEN;
+    private static final AtomicIntegerFieldUpdater<ServerRequest> STATE =
+            AtomicIntegerFieldUpdater.newUpdater(ServerRequest.class, "state");
+    /** Over TCP: drops the request at the request timeout; the connection's event loop only. */
     ScheduledFuture<?> expiry;
     /** The event loop's list of open requests (dropped at close); event loop only. */
     ServerRequest olderOpen;
     ServerRequest newerOpen;
     boolean tracked;
+    /** Over Homa: when the request times out ({@link System#nanoTime()}), in its loop's {@link DeadlineQueue}. */
+    long expiresAt;
+    private int deadlineSlot = -1;
 
     /** Takes over {@code message}'s memory. */
     ServerRequest(Path path, long rpcId, InetSocketAddress peer, ReceivedMessage message, int maxLength) {
@@ -98,7 +105,7 @@ final class ServerRequest implements HomaRequest {
     /** Takes a reference to the bytes while OPEN (also when a reply races with this call). */
     private void retainBody() {
         try {
-            if (state.get() == OPEN) {
+            if (state == OPEN) {
                 body.retain();
                 return;
             }
@@ -148,11 +155,11 @@ final class ServerRequest implements HomaRequest {
 
     /** OPEN to REPLIED; false (reply discarded) if dropped; throws if replied before. */
     private boolean claim() {
-        if (state.compareAndSet(OPEN, REPLIED)) {
+        if (STATE.compareAndSet(this, OPEN, REPLIED)) {
             body.release();
             return true;
         }
-        if (state.get() == REPLIED) {
+        if (state == REPLIED) {
             throw new IllegalStateException("this request from " + peer + " was answered already");
         }
         return false;
@@ -163,9 +170,30 @@ final class ServerRequest implements HomaRequest {
         path.dropRequest(this, why);
     }
 
+    @Override
+    public long deadlineNanos() {
+        return expiresAt;
+    }
+
+    @Override
+    public int deadlineSlot() {
+        return deadlineSlot;
+    }
+
+    @Override
+    public void deadlineSlot(int slot) {
+        deadlineSlot = slot;
+    }
+
+    /** Over Homa: no reply came within the request timeout. */
+    @Override
+    public void deadlinePassed() {
+        drop("no reply within the request timeout");
+    }
+
     /** OPEN to DROPPED: true if this call dropped it (and released its bytes). */
     boolean markDropped() {
-        if (state.compareAndSet(OPEN, DROPPED)) {
+        if (STATE.compareAndSet(this, OPEN, DROPPED)) {
             body.release();
             return true;
         }
@@ -174,7 +202,7 @@ final class ServerRequest implements HomaRequest {
 
     @Override
     public boolean isOpen() {
-        return state.get() == OPEN && !path.isClosed();
+        return state == OPEN && !path.isClosed();
     }
 
     @Override

@@ -3,8 +3,9 @@ package io.homa.core;
 import java.net.InetSocketAddress;
 
 /**
- * Something the application must hear about. Events are immutable and owned by the caller once
- * polled; the message they carry is not touched by the engine again.
+ * Something the application must hear about. Owned by the caller once polled; the message it
+ * carries is not touched by the engine again. A caller done with an event may give it back with
+ * {@link HomaEngine#recycle}, after which it must not read it again (the engine fills it anew).
  */
 public final class EngineEvent {
     /** What happened. */
@@ -17,30 +18,24 @@ public final class EngineEvent {
         FAILED
     }
 
-    private final Kind kind;
-    private final long rpcId;
-    private final InetSocketAddress peer;
-    private final ReceivedMessage message;
-    private final RpcError error;
+    private Kind kind;
+    private long rpcId;
+    private InetSocketAddress peer;
+    private ReceivedMessage message;
+    private RpcError error;
+    /** Given back and waiting among the engine's spares. */
+    boolean recycled;
 
-    private EngineEvent(Kind kind, long rpcId, InetSocketAddress peer, ReceivedMessage message, RpcError error) {
+    EngineEvent() {
+    }
+
+    EngineEvent set(Kind kind, long rpcId, InetSocketAddress peer, ReceivedMessage message, RpcError error) {
         this.kind = kind;
         this.rpcId = rpcId;
         this.peer = peer;
         this.message = message;
         this.error = error;
-    }
-
-    static EngineEvent request(long clientId, InetSocketAddress peer, ReceivedMessage m) {
-        return new EngineEvent(Kind.REQUEST, clientId, peer, m, null);
-    }
-
-    static EngineEvent response(long clientId, InetSocketAddress peer, ReceivedMessage m) {
-        return new EngineEvent(Kind.RESPONSE, clientId, peer, m, null);
-    }
-
-    static EngineEvent failed(long clientId, InetSocketAddress peer, RpcError error) {
-        return new EngineEvent(Kind.FAILED, clientId, peer, null, error);
+        return this;
     }
 
     public Kind kind() { return kind; }

@@ -7,7 +7,6 @@ import io.homa.core.wire.PacketType;
 
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Objects;
 
@@ -37,7 +36,7 @@ public final class HomaEngine {
 
     private final EngineConfig cfg;
     private final EngineCounters counters = new EngineCounters();
-    private final ArrayDeque<EngineEvent> events = new ArrayDeque<>();
+    private final EngineEvents events = new EngineEvents();
     private final TickClock clock;
     private final ControlPackets control;
     private final GrantScheduler grants;
@@ -276,6 +275,13 @@ public final class HomaEngine {
 
     /** The next event, or {@code null}. */
     public EngineEvent pollEvent() { return events.poll(); }
+
+    /**
+     * Gives back an event from {@link #pollEvent()} that the caller is done with, so that the
+     * engine fills it again for a later event instead of allocating one. Optional; after it the
+     * caller must not read the event (its message, taken out before, stays the caller's).
+     */
+    public void recycle(EngineEvent event) { events.recycle(Objects.requireNonNull(event, "event")); }
 
     /**
      * Writes the next datagram(s) to send into {@code out} at its position (advancing it) and

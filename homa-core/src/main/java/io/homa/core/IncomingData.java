@@ -6,7 +6,6 @@ import io.homa.core.wire.DropReason;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.Collections;
-import java.util.Queue;
 
 /**
  * DATA packets in (Linux Homa's homa_incoming.c, its data half). Each packet is first admitted:
@@ -24,13 +23,13 @@ final class IncomingData {
     private final ControlPackets control;
     private final Priorities priorities;
     private final Acks acks;
-    private final Queue<EngineEvent> events;
+    private final EngineEvents events;
     private final int unscheduledLimit;
     private PayloadMemory memory = PayloadMemory.HEAP;
 
     IncomingData(EngineConfig cfg, EngineCounters counters, TickClock clock, RpcTable rpcs, MemoryLimits limits,
                  GrantScheduler grants, ControlPackets control, Priorities priorities, Acks acks,
-                 Queue<EngineEvent> events) {
+                 EngineEvents events) {
         this.cfg = cfg;
         this.counters = counters;
         this.clock = clock;
@@ -273,11 +272,11 @@ final class IncomingData {
                         rpc.out.retransmittedBytes, rpc.out.grantPriority);
             }
             acks.owe(rpc.peer, rpc.id);
-            events.add(EngineEvent.response(rpc.id, rpc.peer.address, message));
+            events.response(rpc.id, rpc.peer.address, message);
             rpcs.end(rpc);
         } else {
             rpc.state = Rpc.State.SERVER_PROCESSING;
-            events.add(EngineEvent.request(rpc.clientId(), rpc.peer.address, message));
+            events.request(rpc.clientId(), rpc.peer.address, message);
         }
     }
 }

@@ -50,7 +50,7 @@ final class OutgoingData {
      * {@code parts} ({@code payload} their first) if not null.
      */
     void start(Rpc rpc, ByteBuffer payload, ByteBuffer[] parts, int length) {
-        rpc.out = new OutgoingMessage(rpc, payload, parts, length, rpcs.nextMessageSeq(), unscheduledFor(rpc));
+        rpc.out = rpcs.newOutgoing(rpc, payload, parts, length, unscheduledFor(rpc));
         limits.addOutgoing(rpc.out.length);
         senders.offer(rpc.out);
     }

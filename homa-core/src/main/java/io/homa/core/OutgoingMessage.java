@@ -7,23 +7,24 @@ import java.nio.ByteBuffer;
  * and ranges queued for retransmission. The engine reads the payload with absolute gets only, so
  * the caller's buffer position and limit are never changed. The bytes are one buffer or several
  * parts in order (a composite, e.g. a request received in chunks and echoed back), read in
- * place either way: never copied into one.
+ * place either way: never copied into one. The engine reuses the object for a later message once
+ * its RPC has ended ({@link #init}); its fields are fixed while it is in use.
  */
 final class OutgoingMessage {
-    final Rpc rpc;
+    Rpc rpc;
     /** The payload, or its first part: what the {@link PayloadReleaseListener} is told about. */
-    final ByteBuffer payload;
+    ByteBuffer payload;
     /** The payload's parts, or null when {@link #payload} is all of it. */
-    private final ByteBuffer[] parts;
-    final int length;
+    private ByteBuffer[] parts;
+    int length;
     /** Order of creation: FIFO mode and SRPT ties. */
-    final long seq;
+    long seq;
     /** Bytes transmitted at least once (a prefix of the message). */
     int sent;
     /** The sender may transmit every byte below this. */
     int granted;
     /** End of the unscheduled prefix. */
-    final int unscheduledLimit;
+    int unscheduledLimit;
     /** Priority for scheduled bytes, from the last GRANT. */
     int grantPriority;
     /** Payload bytes sent again in answer to RESENDs. */
@@ -46,6 +47,15 @@ final class OutgoingMessage {
 
     /** @param parts null, or the payload's parts ({@code payload} their first), {@code length} bytes in all */
     OutgoingMessage(Rpc rpc, ByteBuffer payload, ByteBuffer[] parts, int length, long seq, int unscheduledLimit) {
+        init(rpc, payload, parts, length, seq, unscheduledLimit);
+    }
+
+    /** A message to be {@link #init}ialised. */
+    OutgoingMessage() {
+    }
+
+    /** Makes this a fresh message (as constructed) of {@code rpc}; keeps only the retransmission arrays. */
+    OutgoingMessage init(Rpc rpc, ByteBuffer payload, ByteBuffer[] parts, int length, long seq, int unscheduledLimit) {
         this.rpc = rpc;
         this.payload = payload;
         this.parts = parts;
@@ -53,6 +63,21 @@ final class OutgoingMessage {
         this.seq = seq;
         this.unscheduledLimit = Math.min(length, unscheduledLimit);
         this.granted = this.unscheduledLimit;
+        this.sent = 0;
+        this.grantPriority = 0;
+        this.retransmittedBytes = 0;
+        this.queued = false;
+        this.zeroSent = false;
+        this.rtHead = 0;
+        this.rtCount = 0;
+        return this;
+    }
+
+    /** Its RPC ended: drops the references to the RPC and the caller's bytes until {@link #init}. */
+    void clear() {
+        rpc = null;
+        payload = null;
+        parts = null;
     }
 
     /** Bytes between position and limit of all {@code parts}, which must not be empty. */

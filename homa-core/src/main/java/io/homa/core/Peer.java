@@ -1,7 +1,6 @@
 package io.homa.core;
 
 import java.net.InetSocketAddress;
-import java.util.ArrayDeque;
 
 /**
  * What this engine knows about one remote socket: the cutoffs it announced (for the priority of
@@ -21,7 +20,7 @@ final class Peer {
     /** Client RPCs of ours to this peer that are still live. */
     int clientRpcs;
     /** Client ids of responses we finished and still have to acknowledge to this peer. */
-    final ArrayDeque<Long> pendingAcks = new ArrayDeque<>();
+    final LongQueue pendingAcks = new LongQueue(4);
     /** Tick at which {@link #pendingAcks} last became non-empty (the age of its oldest entry, at most). */
     long oldestAckTick;
     /** Round trips to this peer, for how long silence must last before we ask again. */

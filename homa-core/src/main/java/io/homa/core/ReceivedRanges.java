@@ -2,15 +2,22 @@ package io.homa.core;
 
 /**
  * The byte ranges of a message received so far, as sorted disjoint half-open intervals. In the
- * common case (in-order arrival) there is one interval that grows at its end. The number of
- * intervals is bounded: a segment that would need more is refused, so a peer sending scattered
- * fragments cannot make this grow without limit.
+ * common case (in-order arrival) there is one interval that grows at its end: it is held in two
+ * fields, and the arrays are made only when a second interval appears, so a message that arrives
+ * in order (every short one) costs no array. The number of intervals is bounded: a segment that
+ * would need more is refused, so a peer sending scattered fragments cannot make this grow without
+ * limit.
  */
 final class ReceivedRanges {
     static final int MAX_INTERVALS = 256;
+    /** Room the arrays are made with; also the capacity charged before they exist. */
+    private static final int INITIAL_CAPACITY = 4;
 
-    private int[] starts = new int[4];
-    private int[] ends = new int[4];
+    /** The intervals, or null while there is at most one ({@link #onlyStart}, {@link #onlyEnd}). */
+    private int[] starts;
+    private int[] ends;
+    private int onlyStart;
+    private int onlyEnd;
     private int count;
     private long total;
 
@@ -23,22 +30,34 @@ final class ReceivedRanges {
         return count;
     }
 
-    /** Intervals the arrays have room for (what they cost: 8 bytes each). */
+    /**
+     * Intervals the arrays have room for (what they cost: 8 bytes each); before they exist, the
+     * room they will be made with, so that what a message is charged does not depend on it.
+     */
     int capacity() {
-        return starts.length;
+        return starts == null ? INITIAL_CAPACITY : starts.length;
     }
 
     /** By how many intervals one {@link #add} may grow {@link #capacity()} at most. */
     int capacityGrowthBound() {
-        if (count < starts.length || starts.length >= MAX_INTERVALS) {
+        int capacity = capacity();
+        if (count < capacity || capacity >= MAX_INTERVALS) {
             return 0;
         }
-        return Math.min(MAX_INTERVALS, starts.length * 2) - starts.length;
+        return Math.min(MAX_INTERVALS, capacity * 2) - capacity;
     }
 
     /** Bytes from 0 that have all arrived. */
     int contiguous() {
-        return count > 0 && starts[0] == 0 ? ends[0] : 0;
+        return count > 0 && start(0) == 0 ? end(0) : 0;
+    }
+
+    private int start(int i) {
+        return starts == null ? onlyStart : starts[i];
+    }
+
+    private int end(int i) {
+        return ends == null ? onlyEnd : ends[i];
     }
 
     /**
@@ -49,6 +68,22 @@ final class ReceivedRanges {
     int add(int start, int end) {
         if (start >= end) {
             return 0;
+        }
+        if (starts == null) {
+            if (count == 0 || (start <= onlyEnd && end >= onlyStart)) { // the first, or it merges
+                int newStart = count == 0 ? start : Math.min(start, onlyStart);
+                int newEnd = count == 0 ? end : Math.max(end, onlyEnd);
+                int added = (newEnd - newStart) - (count == 0 ? 0 : onlyEnd - onlyStart);
+                onlyStart = newStart;
+                onlyEnd = newEnd;
+                count = 1;
+                total += added;
+                return added;
+            }
+            starts = new int[INITIAL_CAPACITY]; // a second interval: on to the arrays
+            ends = new int[INITIAL_CAPACITY];
+            starts[0] = onlyStart;
+            ends[0] = onlyEnd;
         }
         // Fast path: extends (or lies within) the last interval.
         if (count > 0 && start <= ends[count - 1] && start >= starts[count - 1]) {
@@ -98,7 +133,7 @@ final class ReceivedRanges {
     /** Whether every byte of {@code [start, end)} has arrived. */
     boolean contains(int start, int end) {
         for (int i = 0; i < count; i++) {
-            if (starts[i] <= start && ends[i] >= end) {
+            if (start(i) <= start && end(i) >= end) {
                 return true;
             }
         }
@@ -114,12 +149,12 @@ final class ReceivedRanges {
         int n = 0;
         int pos = 0;
         for (int i = 0; i < count && n < max && pos < limit; i++) {
-            if (starts[i] > pos) {
+            if (start(i) > pos) {
                 out[2 * n] = pos;
-                out[2 * n + 1] = Math.min(starts[i], limit);
+                out[2 * n + 1] = Math.min(start(i), limit);
                 n++;
             }
-            pos = ends[i];
+            pos = end(i);
         }
         if (n < max && pos < limit) {
             out[2 * n] = pos;

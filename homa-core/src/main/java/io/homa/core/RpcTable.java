@@ -4,13 +4,13 @@ import io.homa.core.wire.DropReason;
 
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Queue;
 import java.util.function.Consumer;
 
 /**
@@ -26,11 +26,16 @@ final class RpcTable {
      * trip, and the sweep walks every peer, which is worth a tick's time only when there are many.
      */
     private static final int PEER_SWEEP_THRESHOLD = 4096;
+    /**
+     * Outgoing messages kept for reuse, at most: enough for the RPCs one drain ends, so that a busy
+     * engine makes no such object per RPC, and little memory when it calms down.
+     */
+    private static final int MAX_SPARE_MESSAGES = 64;
 
     private final EngineConfig cfg;
     private final TickClock clock;
     private final EngineCounters counters;
-    private final Queue<EngineEvent> events;
+    private final EngineEvents events;
     private final GrantScheduler grants;
     private final ControlPackets control;
     private final MemoryLimits limits;
@@ -45,13 +50,17 @@ final class RpcTable {
     private final RpcIdSequence ids;
     /** Messages (both directions) in order of creation: SRPT breaks ties to the older. */
     private long seq;
+    /** Outgoing messages of ended RPCs, to be filled again (at most {@link #MAX_SPARE_MESSAGES}). */
+    private final ArrayDeque<OutgoingMessage> spareOutgoing = new ArrayDeque<>();
+    /** The last tombstone expiry boxed: the RPCs that end within one tick share it. */
+    private Long lastExpiry;
 
     /**
      * @param randomSeed the secret of the client ids (see {@link HomaEngine#HomaEngine})
      * @param roundTripCapTicks the cap on a peer's round trip in ticks (see {@link Peer#roundTripTicks})
      */
     RpcTable(EngineConfig cfg, long randomSeed, TickClock clock, EngineCounters counters,
-             Queue<EngineEvent> events, GrantScheduler grants, ControlPackets control,
+             EngineEvents events, GrantScheduler grants, ControlPackets control,
              MemoryLimits limits, SenderQueue senders, int roundTripCapTicks) {
         this.cfg = cfg;
         this.clock = clock;
@@ -97,6 +106,15 @@ final class RpcTable {
     /** The next message's place in creation order. */
     long nextMessageSeq() {
         return seq++;
+    }
+
+    /** A new outgoing message of {@code rpc}, in a reused object when one is spare. */
+    OutgoingMessage newOutgoing(Rpc rpc, ByteBuffer payload, ByteBuffer[] parts, int length, int unscheduledLimit) {
+        OutgoingMessage m = spareOutgoing.poll();
+        if (m == null) {
+            m = new OutgoingMessage();
+        }
+        return m.init(rpc, payload, parts, length, nextMessageSeq(), unscheduledLimit);
     }
 
     private long allocateId() {
@@ -171,7 +189,7 @@ final class RpcTable {
     /** Ends a client RPC with a FAILED event. */
     void fail(Rpc rpc, RpcError error) {
         counters.bump(Counter.CLIENT_RPCS_FAILED);
-        events.add(EngineEvent.failed(rpc.id, rpc.peer.address, error));
+        events.failed(rpc.id, rpc.peer.address, error);
         end(rpc);
     }
 
@@ -184,10 +202,15 @@ final class RpcTable {
             releaseIncoming(rpc).discard();
         }
         if (rpc.out != null) {
-            senders.remove(rpc.out);
-            ByteBuffer payload = rpc.out.payload;
-            limits.releaseOutgoing(rpc.out.length);
+            OutgoingMessage out = rpc.out;
+            senders.remove(out); // out of the sender's queue: nothing refers to it from now on
+            ByteBuffer payload = out.payload;
+            limits.releaseOutgoing(out.length);
             rpc.out = null;
+            out.clear();
+            if (spareOutgoing.size() < MAX_SPARE_MESSAGES) {
+                spareOutgoing.add(out);
+            }
             releaseListener.released(payload);
         }
         Peer peer = rpc.peer;
@@ -202,12 +225,20 @@ final class RpcTable {
                 // still in the network is a late duplicate that must not run again.
                 // Kept for two round trips at least: on a slow path a copy can be late by that much.
                 long rtt = peer.roundTripTicks(cfg.tickNanos, roundTripCapTicks);
-                peer.tombstones.put(rpc.clientId(), clock.tick() + Math.max(cfg.tombstoneTicks, 2L * rtt));
+                peer.tombstones.put(rpc.clientId(), boxed(clock.tick() + Math.max(cfg.tombstoneTicks, 2L * rtt)));
             }
         }
         rpc.state = Rpc.State.DEAD;
         wheel.remove(rpc);
         grants.schedule(control); // freed budget may unblock needy messages
+    }
+
+    /** {@code expiry} as a Long, the one of the last tombstone if equal (no box per RPC). */
+    private Long boxed(long expiry) {
+        if (lastExpiry == null || lastExpiry != expiry) {
+            lastExpiry = expiry;
+        }
+        return lastExpiry;
     }
 
     /**

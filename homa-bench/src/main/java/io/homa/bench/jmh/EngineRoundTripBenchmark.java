@@ -72,6 +72,7 @@ public class EngineRoundTripBenchmark {
                     server.respond(now, e.peer(), e.rpcId(), response);
                     moved = true;
                 }
+                server.recycle(e);
             }
             while ((e = client.pollEvent()) != null) {
                 if (e.rpcId() == id) {
@@ -80,7 +81,9 @@ public class EngineRoundTripBenchmark {
                     }
                     pump(client, clientAddress, server); // let acks and grants settle
                     pump(server, serverAddress, client);
-                    return e.message().length();
+                    int length = e.message().length();
+                    client.recycle(e);
+                    return length;
                 }
             }
             if (!moved) {
