@@ -43,8 +43,10 @@ import java.util.concurrent.TimeUnit;
  * re-arms the one timer at the engine's next deadline (only when that moved earlier; a spurious
  * timer is harmless). It also enforces each call's deadline and each request's timeout.
  *
- * <p>Received datagrams are processed as they are read and the engine is drained once per read
- * batch ({@code channelReadComplete}). With several event loops on one port, a datagram about one
+ * <p>Received datagrams go to the engine in the order the {@link ReceiveDrain} chooses: control
+ * packets and short messages as they are read, long messages' data after the loop's current I/O
+ * round. The engine is drained once per read batch ({@code channelReadComplete}) and once after
+ * the deferred data. With several event loops on one port, a datagram about one
  * of our client RPCs (odd sender id) that the kernel delivered to another loop is passed to the
  * loop whose engine owns the RPC (its index is in the id's low bits).
  *
@@ -68,6 +70,8 @@ final class EngineLoop implements ServerRequest.Path {
     private final List<Channel> channels = new ArrayList<>();
     private final CommandQueue commands;
     private final CallWindows windows;
+    /** Host SRPT: the order in which received datagrams reach the engine. */
+    private final ReceiveDrain receiveDrain;
     private DatagramWriter writer;
     private EngineLoop[] siblings = {this};
     /**
@@ -102,6 +106,8 @@ final class EngineLoop implements ServerRequest.Path {
         }));
         this.commands = new CommandQueue(loop, this::runCommands);
         this.windows = new CallWindows(socket.config().maxCallsPerServer());
+        this.receiveDrain = new ReceiveDrain(this::onDatagram, loop, this::onReadComplete,
+                engineConfig.unscheduledLimit(), ReceiveDrain.MAX_DEFERRED_BYTES, shell);
         boolean fallback = socket.config().tcpFallback();
         this.heard = fallback ? new HashMap<>() : null;
         this.delivered = fallback ? new DroppedRequests(TcpFrames.retryWindowNanos(socket.config())) : null;
@@ -742,6 +748,7 @@ final class EngineLoop implements ServerRequest.Path {
             socket.finishClosed(c, true); // never reached the engine: its buffer is still ours
         });
         commands.runAll(); // queued calls and replies: they see the socket closed and give up
+        receiveDrain.close();
         for (ByteBuf b : ownedPayloads.values()) {
             b.release();
         }
@@ -815,7 +822,7 @@ final class EngineLoop implements ServerRequest.Path {
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
             if (msg instanceof DatagramPacket p) {
-                onDatagram(p);
+                receiveDrain.offer(p);
             } else {
                 ReferenceCountUtil.release(msg);
             }
