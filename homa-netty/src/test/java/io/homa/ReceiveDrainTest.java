@@ -13,12 +13,15 @@ import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The order in which one loop's received datagrams reach the engine (counted, not timed). */
+/** The order in which one loop's received datagrams reach the engine (counted, not timed), and that sockets use it. */
 class ReceiveDrainTest {
     private static final InetSocketAddress PEER = new InetSocketAddress("127.0.0.1", 4000);
     private static final int SHORT_LIMIT = 40_000;
@@ -133,6 +136,27 @@ class ReceiveDrainTest {
         assertEquals(List.of(3L), handed, "released, not handed to the engine");
         assertEquals(0, drains);
         assertAllReleased();
+    }
+
+    @Test
+    void sockets_deferOnlyLongMessagesData() throws Exception {
+        try (HomaSocket server = HomaSocket.open(Loopback.config().build());
+             HomaSocket client = HomaSocket.open(Loopback.config().build())) {
+            server.serve(r -> r.reply(r.toByteArray()));
+            InetSocketAddress at = Loopback.addressOf(server);
+            byte[] small = new byte[100];
+            assertArrayEquals(small, client.call(at, small).get(30, TimeUnit.SECONDS));
+            Loopback.awaitIdle(client, server);
+            assertEquals(0, server.metrics().shell(HomaMetrics.Shell.RECEIVE_DEFERRED), "a 100 B request is never deferred");
+            assertEquals(0, client.metrics().shell(HomaMetrics.Shell.RECEIVE_DEFERRED));
+
+            byte[] large = new byte[1 << 20];
+            new Random(1).nextBytes(large);
+            assertArrayEquals(large, client.call(at, large).get(60, TimeUnit.SECONDS));
+            Loopback.awaitIdle(client, server);
+            assertTrue(server.metrics().shell(HomaMetrics.Shell.RECEIVE_DEFERRED) > 0, server.metrics().toString());
+            assertTrue(client.metrics().shell(HomaMetrics.Shell.RECEIVE_DEFERRED) > 0, client.metrics().toString());
+        }
     }
 
     @Test
