@@ -44,8 +44,10 @@ import java.util.concurrent.TimeUnit;
  * re-arms the one timer at the engine's next deadline (only when that moved earlier; a spurious
  * timer is harmless). It also enforces each call's deadline and each request's timeout.
  *
- * <p>Received datagrams are processed as they are read and the engine is drained once per read
- * batch ({@code channelReadComplete}). With several event loops on one port, a datagram about one
+ * <p>Received datagrams go to the engine in the order the {@link ReceiveDrain} chooses: control
+ * packets and short messages as they are read, long messages' data after the loop's current I/O
+ * round. The engine is drained once per read batch ({@code channelReadComplete}) and once after
+ * the deferred data. With several event loops on one port, a datagram about one
  * of our client RPCs (odd sender id) that the kernel delivered to another loop is passed to the
  * loop whose engine owns the RPC (its index is in the id's low bits).
  *
@@ -80,6 +82,8 @@ final class EngineLoop implements ServerRequest.Path {
     private final List<Channel> channels = new ArrayList<>();
     private final CommandQueue commands;
     private final CallWindows windows;
+    /** Host SRPT: the order in which received datagrams reach the engine. */
+    private final ReceiveDrain receiveDrain;
     private DatagramWriter writer;
     private EngineLoop[] siblings = {this};
     /**
@@ -117,6 +121,8 @@ final class EngineLoop implements ServerRequest.Path {
         this.deadlines = new DeadlineQueue(loop);
         this.requestSkipped = () -> runOnLoop(() -> shell[Shell.REQUESTS_SKIPPED.ordinal()]++);
         this.windows = new CallWindows(socket.config().maxCallsPerServer());
+        this.receiveDrain = new ReceiveDrain(this::onDatagram, loop, this::onReadComplete,
+                engineConfig.unscheduledLimit(), ReceiveDrain.MAX_DEFERRED_BYTES, shell);
         boolean fallback = socket.config().tcpFallback();
         this.heard = fallback ? new HashMap<>() : null;
         this.delivered = fallback ? new DroppedRequests(TcpFrames.retryWindowNanos(socket.config())) : null;
@@ -791,6 +797,7 @@ final class EngineLoop implements ServerRequest.Path {
             socket.finishClosed(c, true); // never reached the engine: its buffer is still ours
         });
         commands.runAll(); // queued calls and replies: they see the socket closed and give up
+        receiveDrain.close();
         for (ServerRequest r = newestOpen; r != null; r = r.olderOpen) {
             r.tracked = false;
             r.markDropped(); // unanswered: its bytes are released (a late reply is discarded)
@@ -874,7 +881,7 @@ final class EngineLoop implements ServerRequest.Path {
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
             if (msg instanceof DatagramPacket p) {
-                onDatagram(p);
+                receiveDrain.offer(p);
             } else {
                 ReferenceCountUtil.release(msg);
             }

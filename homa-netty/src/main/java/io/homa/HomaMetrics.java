@@ -39,6 +39,11 @@ public final class HomaMetrics {
         BYTES_RECEIVED_CONTROL,
         /** Sends of several segments in one system call (UDP GSO). */
         GSO_SENDS,
+        /**
+         * Received DATA datagrams of long messages handed to the engine after the control packets
+         * and short messages read in the same I/O round (SRPT on the host; see docs/netty.md).
+         */
+        RECEIVE_DEFERRED,
         /** I/O errors on the sockets (mostly sends the operating system refused). */
         IO_ERRORS,
         /**

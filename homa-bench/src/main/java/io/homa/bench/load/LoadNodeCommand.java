@@ -316,6 +316,7 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
                 ^ (bind == null ? 0 : bind.substring(0, Math.max(0, bind.lastIndexOf(':'))).hashCode()));
         long measureStart = t0 + warm.toNanos();
         long end = measureStart + dur.toNanos();
+        MeasuredCounters measuredCounters = new MeasuredCounters(transport::metrics, measureStart, end);
         AtomicLong inflight = new AtomicLong();
         long offered = 0;
         long offeredBytes = 0;
@@ -432,6 +433,7 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
         m.put("settings", settings);
         m.put("summary", summary);
         m.put("transportMetrics", transport.metrics());
+        measuredCounters.putInto(m, 5_000);
         m.put("buckets", buckets);
         if (out != null) {
             write(out, m);

@@ -189,6 +189,32 @@ public final class LoadReportCommand implements Callable<Integer> {
         final Map<String, Double> maxes = new LinkedHashMap<>();
         /** The transports' counters (Homa: engine and shell), added over the nodes. */
         final Map<String, Double> counters = new TreeMap<>();
+        /** The same over each node's measured interval only, added over the nodes (see {@link MeasuredCounters}). */
+        final Map<String, Double> measured = new TreeMap<>();
+        /** The nodes' measured intervals, added (node-seconds). */
+        double measuredSeconds;
+
+        /** GRANT packets sent per DATA packet sent, over the measured intervals (whole runs for older results). */
+        double grantsPerData() {
+            Map<String, Double> c = measuredSeconds > 0 ? measured : counters;
+            return c.getOrDefault("PACKETS_SENT_GRANT", 0.0) / c.getOrDefault("PACKETS_SENT_DATA", Double.NaN);
+        }
+
+        /** A counter per node per second of the measured interval (NaN for results without it). */
+        double perNodePerSecond(String counter) {
+            return measuredSeconds > 0 ? measured.getOrDefault(counter, 0.0) / measuredSeconds : Double.NaN;
+        }
+
+        /** How late the pacer's wake-ups came on average, in us (NaN without any). */
+        double pacerWakeupLateUs() {
+            Map<String, Double> c = measuredSeconds > 0 ? measured : counters;
+            return c.getOrDefault("PACER_WAKEUP_LATE_NANOS", 0.0) / c.getOrDefault("PACER_WAKEUPS", Double.NaN) / 1000;
+        }
+
+        /** Whether the nodes reported Homa's packet counters (the TCP transport has none). */
+        boolean hasPacketCounters() {
+            return counters.containsKey("PACKETS_SENT_DATA");
+        }
 
         @SuppressWarnings("unchecked")
         Map<String, Object> meta(int k) {
@@ -254,8 +280,19 @@ public final class LoadReportCommand implements Callable<Integer> {
             s.put("shortP99OwnSlowdown", LoadRecorder.pct(ownSlowdown[0], 99, LoadRecorder.SLOWDOWN_SCALE));
             s.put("shortP50RttUs", LoadRecorder.pct(rtt[0], 50, 1000));
             s.put("shortP99RttUs", LoadRecorder.pct(rtt[0], 99, 1000));
+            if (hasPacketCounters()) {
+                s.put("grantsPerData", grantsPerData());
+                s.put("pacerHoldsPerNodePerS", perNodePerSecond("PACER_HOLDS"));
+                s.put("pacerWakeupsPerNodePerS", perNodePerSecond("PACER_WAKEUPS"));
+                s.put("pacerWakeupLateUs", pacerWakeupLateUs());
+                s.put("receiveDeferredPerNodePerS", perNodePerSecond("shell.RECEIVE_DEFERRED"));
+            }
             m.put("summary", s);
             m.put("transportMetrics", new LinkedHashMap<>(counters));
+            if (measuredSeconds > 0) {
+                m.put("measuredMetricsNodeSeconds", measuredSeconds);
+                m.put("transportMetricsMeasured", new LinkedHashMap<>(measured));
+            }
             List<Object> buckets = new ArrayList<>();
             for (int k = 0; k < 10; k++) {
                 Map<String, Object> b = new LinkedHashMap<>();
@@ -292,12 +329,9 @@ public final class LoadReportCommand implements Callable<Integer> {
                     }
                 }
             }
-            if (j.get("transportMetrics") instanceof Map<?, ?> tm) {
-                tm.forEach((k, v) -> {
-                    if (v instanceof Number n) {
-                        m.counters.merge(String.valueOf(k), n.doubleValue(), Double::sum);
-                    }
-                });
+            addCounters(j.get("transportMetrics"), m.counters);
+            if (j.get("measuredMetricsS") instanceof Number seconds && addCounters(j.get("transportMetricsMeasured"), m.measured)) {
+                m.measuredSeconds += seconds.doubleValue();
             }
             List<Object> buckets = (List<Object>) j.get("buckets");
             for (int k = 0; k < 10; k++) {
@@ -310,6 +344,19 @@ public final class LoadReportCommand implements Callable<Integer> {
             }
         }
         return m;
+    }
+
+    /** Adds a node's counters ({@code json}, a map of numbers) into {@code into}; false when it is not a map. */
+    private static boolean addCounters(Object json, Map<String, Double> into) {
+        if (!(json instanceof Map<?, ?> tm)) {
+            return false;
+        }
+        tm.forEach((k, v) -> {
+            if (v instanceof Number n) {
+                into.merge(String.valueOf(k), n.doubleValue(), Double::sum);
+            }
+        });
+        return true;
     }
 
     static String fmt(double v) {
@@ -373,6 +420,16 @@ public final class LoadReportCommand implements Callable<Integer> {
                     fmt(LoadRecorder.pct(m.slowdown[0], 50, LoadRecorder.SLOWDOWN_SCALE)), fmt(LoadRecorder.pct(m.slowdown[0], 99, LoadRecorder.SLOWDOWN_SCALE)),
                     fmt(LoadRecorder.pct(m.ownSlowdown[0], 50, LoadRecorder.SLOWDOWN_SCALE)), fmt(LoadRecorder.pct(m.ownSlowdown[0], 99, LoadRecorder.SLOWDOWN_SCALE)),
                     fmt(LoadRecorder.pct(m.rtt[0], 99, 1000)), v.isEmpty() ? "ok" : "**" + v + "**"));
+        }
+        for (Map.Entry<String, Merged> e : runs.entrySet()) {
+            Merged m = e.getValue();
+            if (m.hasPacketCounters()) {
+                sb.append(String.format(Locale.ROOT, "%n%s's counters%s: GRANT/DATA packets sent %s; per node per second: pacer holds %s,"
+                                + " pacer wake-ups %s (late by %s us on average), long-message datagrams deferred on receive %s.%n",
+                        protocolName(e.getKey()), m.measuredSeconds > 0 ? " over the measured interval" : " (whole run)",
+                        fmt(m.grantsPerData()), fmt(m.perNodePerSecond("PACER_HOLDS")), fmt(m.perNodePerSecond("PACER_WAKEUPS")),
+                        fmt(m.pacerWakeupLateUs()), fmt(m.perNodePerSecond("shell.RECEIVE_DEFERRED"))));
+            }
         }
         boolean both = runs.size() == 2;
         sb.append("\n| bucket | sizes (B) | CDF | calls (homa/tcp) | Homa p50 | Homa p99 | TCP p50 | TCP p99 |")
@@ -453,7 +510,8 @@ public final class LoadReportCommand implements Callable<Integer> {
     private int sweep() throws IOException {
         List<Object> rows = new ArrayList<>();
         StringBuilder md = new StringBuilder("| load | protocol | offered Gbit/s | completed Gbit/s | completed/offered calls | completed/offered bytes"
-                + " | failures | short p99 slowdown | short p99 own-base slowdown | CPU-late sends | verdict |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+                + " | failures | short p99 slowdown | short p99 own-base slowdown | CPU-late sends | GRANT/DATA | pacer holds/s per node"
+                + " | pacer wake-ups/s per node | verdict |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         Map<String, Double> highest = new LinkedHashMap<>();
         for (Path dir : sweep) {
             Map<String, Object> r = (Map<String, Object>) JsonParser.parse(Files.readString(dir.resolve("report.json"), StandardCharsets.UTF_8));
@@ -480,9 +538,10 @@ public final class LoadReportCommand implements Callable<Integer> {
                 rows.add(row);
                 double cpuLate = num(s.get("cpuLateFraction"));
                 String v = verdict(!Double.isFinite(cpuLate) || SendLateness.valid(cpuLate), ratio >= SUSTAINED && byteRatio >= SUSTAINED, cpuLate);
-                md.append(String.format(Locale.ROOT, "| %.0f%% | %s | %s | %s | %.3f | %.3f | %d | %s | %s | %s | %s |%n", 100 * load, e.getKey(), fmt(num(s.get("offeredGbps"))),
+                md.append(String.format(Locale.ROOT, "| %.0f%% | %s | %s | %s | %.3f | %.3f | %d | %s | %s | %s | %s | %s | %s | %s |%n", 100 * load, e.getKey(), fmt(num(s.get("offeredGbps"))),
                         fmt(num(s.get("completedGbps"))), ratio, byteRatio, (long) num(s.get("failures")), fmt(num(s.get("shortP99Slowdown"))),
                         fmt(num(s.get("shortP99OwnSlowdown"))), Double.isFinite(cpuLate) ? String.format(Locale.ROOT, "%.2f%%", 100 * cpuLate) : "-",
+                        fmt(num(s.get("grantsPerData"))), fmt(num(s.get("pacerHoldsPerNodePerS"))), fmt(num(s.get("pacerWakeupsPerNodePerS"))),
                         v.isEmpty() ? "ok" : "**" + v + "**"));
             }
         }

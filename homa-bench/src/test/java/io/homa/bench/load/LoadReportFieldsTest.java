@@ -126,6 +126,42 @@ class LoadReportFieldsTest {
     }
 
     @Test
+    void homaCounters_overTheMeasuredInterval_giveGrantsPerDataAndPacerRates() throws Exception {
+        Path dir = root.resolve("load-90");
+        for (int i = 1; i <= 2; i++) {
+            node(dir.resolve("homa/node-" + i + ".json"), "homa", 0.9, 200, 1000, 1000, 1000, 0);
+            node(dir.resolve("tcp/node-" + i + ".json"), "tcp", 0.9, 100, 5000, 1000, 1000, 0);
+            Path f = dir.resolve("homa/node-" + i + ".json");
+            Map<String, Object> j = json(f);
+            // whole run (warm-up and drain included) vs the 10 s measured
+            j.put("transportMetrics", Map.of("PACKETS_SENT_DATA", 9_000, "PACKETS_SENT_GRANT", 9_000));
+            j.put("measuredMetricsS", 10.0);
+            j.put("transportMetricsMeasured", Map.of("PACKETS_SENT_DATA", 4_000, "PACKETS_SENT_GRANT", 1_000,
+                    "PACER_HOLDS", 500 * i, "PACER_WAKEUPS", 100, "PACER_WAKEUP_LATE_NANOS", 100 * 30_000,
+                    "shell.RECEIVE_DEFERRED", 20));
+            LoadNodeCommand.write(f, j);
+        }
+        assertEquals(0, LoadReportCommand.execute(new String[] {"--homa", dir.resolve("homa").toString(),
+                "--tcp", dir.resolve("tcp").toString(), "--out", dir.toString()}));
+        Map<String, Object> homa = summary(json(dir.resolve("report.json")), "homa");
+        assertEquals(0.25, num(homa.get("grantsPerData")), 1e-12, "from the measured interval, not the whole run");
+        assertEquals(1500.0 / 20, num(homa.get("pacerHoldsPerNodePerS")), 1e-9);
+        assertEquals(10.0, num(homa.get("pacerWakeupsPerNodePerS")), 1e-9);
+        assertEquals(30.0, num(homa.get("pacerWakeupLateUs")), 1e-9);
+        assertEquals(2.0, num(homa.get("receiveDeferredPerNodePerS")), 1e-9);
+        assertFalse(summary(json(dir.resolve("report.json")), "tcp").containsKey("grantsPerData"), "TCP has no Homa counters");
+        String md = Files.readString(dir.resolve("report.md"));
+        assertTrue(md.contains("Homa's counters over the measured interval: GRANT/DATA packets sent 0.25; per node per second:"
+                + " pacer holds 75.0, pacer wake-ups 10.0 (late by 30.0 us on average)"), md);
+        assertFalse(md.contains("TCP's counters"), md);
+
+        assertEquals(0, LoadReportCommand.execute(new String[] {"--sweep", dir.toString(), "--out", root.toString()}));
+        String sweep = Files.readString(root.resolve("sweep.md"));
+        assertTrue(sweep.contains("| 0.25 | 75.0 | 10.0 | ok |"), sweep);
+        assertTrue(sweep.contains("| - | - | - | ok |"), "no Homa counters for TCP: " + sweep);
+    }
+
+    @Test
     void cpuLateRun_isInvalid_andAShortfall_isMarked() throws Exception {
         // Homa: 900 of 1000 calls per node completed, 20 sends per node CPU-late (2%)
         Path dir = loadRun(root.resolve("load-80"), 0.8, 900, 20, 1000);

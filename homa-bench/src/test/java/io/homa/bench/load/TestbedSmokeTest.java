@@ -64,6 +64,31 @@ class TestbedSmokeTest {
         assertTrue(!namespaces().contains(PREFIX + "-"), "testbed namespaces left behind");
     }
 
+    @Test
+    void hostQdiscPrio_givesEachHostEightStrictPriorityQueuesByTos() {
+        Path testbed = findTestbed();
+        assumeTrue(testbed != null, "skipped: scripts/testbed not found from " + System.getProperty("user.dir"));
+        assumeTrue(isRoot() && netnsAvailable(), "skipped: needs root and ip netns (the testbed creates network namespaces)");
+        assertTimeoutPreemptively(Duration.ofSeconds(90), () -> {
+            try {
+                run(testbed, 60, "up", "2", "--rate", "100mbit", "--host-qdisc", "prio");
+                String classes = output(List.of("ip", "netns", "exec", PREFIX + "-h1", "tc", "class", "show", "dev", "eth0"));
+                String filters = output(List.of("ip", "netns", "exec", PREFIX + "-h1", "tc", "filter", "show", "dev", "eth0"));
+                assertTrue(classes != null && filters != null, "tc in the host namespace failed");
+                for (int level = 0; level < 8; level++) {
+                    assertTrue(classes.contains("class htb 1:" + (10 + level) + " parent 1:1 leaf " + (100 + level) + ": prio " + (7 - level)),
+                            "level " + level + " has its leaf, served by priority: " + classes);
+                    // u32 shows the TOS match as the IP header's first word: 00LL0000/00e00000
+                    assertTrue(filters.matches("(?s).*flowid 1:" + (10 + level) + "\\b[^\\n]*\\n\\s*match 00"
+                                    + String.format("%02x", level << 5) + "0000/00e00000 at 0.*"),
+                            "TOS " + (level << 5) + " goes to level " + level + "'s leaf: " + filters);
+                }
+            } finally {
+                run(testbed, 60, "down");
+            }
+        });
+    }
+
     @SuppressWarnings("unchecked")
     private void runNodes(String protocol, Path out) throws Exception {
         int port = protocol.equals("homa") ? 4000 : 4001;
@@ -111,6 +136,12 @@ class TestbedSmokeTest {
                 assertEquals(0, observed, "Homa's queues are not observable per call: " + summary);
             }
             assertTrue(summary.containsKey("sendsCpuLateOver1ms") && summary.containsKey("validCpu"), summary.toString());
+            if (protocol.equals("homa")) {
+                Map<String, Object> measured = (Map<String, Object>) json.get("transportMetricsMeasured");
+                assertTrue(measured != null && ((Number) measured.get("PACKETS_SENT_DATA")).longValue() > 0,
+                        "Homa's counters over the measured interval: " + json.get("transportMetricsMeasured"));
+                assertTrue(((Number) json.get("measuredMetricsS")).doubleValue() > 1, "about the 2 s measured: " + json.get("measuredMetricsS"));
+            }
         }
     }
 
