@@ -26,4 +26,21 @@ class SimTunerTest {
         }
         assertEquals(cfg.maxMessageLength, c[cfg.maxScheduledPriority + 1], "the lowest unscheduled level takes every length");
     }
+
+    @Test
+    void settingsBuildTheEngineTheyName() {
+        EngineConfig base = EngineConfig.defaults();
+        Workload w4 = Workload.named("w4");
+        EngineConfig linux = new SimTuner.Setting(9_000, 4, 16, "linux").engine(base, w4);
+        assertEquals(9_000, linux.unscheduledBytes);
+        assertEquals(4, linux.maxOvercommit);
+        assertEquals(16, linux.grantBatchSegments);
+        assertEquals(java.util.Arrays.toString(base.unscheduledCutoffs()), java.util.Arrays.toString(linux.unscheduledCutoffs()));
+
+        EngineConfig two = new SimTuner.Setting(9_000, 4, 16, "fitted-2").engine(base, w4);
+        assertEquals(5, two.maxScheduledPriority, "two unscheduled levels leave six to scheduled data");
+        int[] c = two.unscheduledCutoffs();
+        assertTrue(c[7] > 0 && c[7] < c[6] && c[6] == base.maxMessageLength, java.util.Arrays.toString(c));
+        assertEquals(0, c[5], "no cutoff on a scheduled level");
+    }
 }

@@ -109,7 +109,15 @@ class SimulateCommandTest {
         Outcome o = simulate(dir, "--workload", "w2", "--load", "0.5", "--tune");
         assertEquals(0, o.code, o.err);
         assertTrue(o.out.contains("HomaConfig.builder()") && o.out.contains(".unscheduledBytes("), o.out);
-        assertTrue(Files.exists(dir.resolve("tune.json")));
+        assertTrue(o.out.contains(".grantBatchSegments(") && o.out.contains(".maxScheduledPriority("), o.out);
+        Map<String, Object> tune = json(dir.resolve("tune.json"));
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> ranked = (List<Map<String, Object>>) tune.get("ranked");
+        // Coordinate descent from the defaults: 4 unscheduled + 2 more overcommitments + 3 more
+        // batchings + 2 more cutoff choices, each setting run once.
+        assertEquals(11, ranked.size());
+        assertEquals(11, ranked.stream().map(r -> r.get("setting")).distinct().count(), "no setting twice");
+        ranked.forEach(SimulateCommandTest::assertRun);
     }
 
     @Test
