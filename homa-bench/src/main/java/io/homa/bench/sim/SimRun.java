@@ -26,8 +26,8 @@ import java.util.Map;
  */
 record SimRun(String workload, double load, DatacenterTopology topology, EngineConfig engine, SimAblation ablation,
               long seed, long warmupNanos, long windowNanos, long drainNanos) {
-    /** Virtual time between two samples of the backlog. */
-    static final long SAMPLE_NANOS = 5_000_000;
+    /** Samples of the backlog over a run. */
+    static final int SAMPLES = 100;
 
     /** Runs it; returns every figure of the run as JSON fields. */
     Map<String, Object> execute() {
@@ -44,16 +44,17 @@ record SimRun(String workload, double load, DatacenterTopology topology, EngineC
         long wallStart = System.nanoTime();
         traffic.start(end + drainNanos);
         List<Object> backlog = new ArrayList<>();
-        runSampled(dc, rec, 0, warmupNanos - 1, backlog);
+        long step = Math.max(1, (end + drainNanos) / SAMPLES);
+        runSampled(dc, rec, step, 0, warmupNanos - 1, backlog);
         long before = dc.dataPayloadDelivered();
         long mid = warmupNanos + windowNanos / 2;
-        runSampled(dc, rec, warmupNanos - 1, mid - 1, backlog);
+        runSampled(dc, rec, step, warmupNanos - 1, mid - 1, backlog);
         long deliveredAtMid = dc.dataPayloadDelivered();
         long offeredAtMid = rec.offeredBytes();
-        runSampled(dc, rec, mid - 1, end - 1, backlog);
+        runSampled(dc, rec, step, mid - 1, end - 1, backlog);
         rec.deliveredPayload(dc.dataPayloadDelivered() - before);
         double secondHalf = (double) (dc.dataPayloadDelivered() - deliveredAtMid) / (rec.offeredBytes() - offeredAtMid);
-        runSampled(dc, rec, end - 1, end + drainNanos, backlog);
+        runSampled(dc, rec, step, end - 1, end + drainNanos, backlog);
         double wall = (System.nanoTime() - wallStart) / 1e9;
 
         Map<String, Object> m = new LinkedHashMap<>();
@@ -93,14 +94,13 @@ record SimRun(String workload, double load, DatacenterTopology topology, EngineC
     }
 
     /**
-     * Runs from {@code from} to {@code to}, recording every {@link #SAMPLE_NANOS} of virtual time the
+     * Runs from {@code from} to {@code to}, recording every {@code step} ns of virtual time the
      * backlog: payload bytes offered so far (every message, in or out of the window) minus DATA
      * payload bytes delivered so far. Stationary when the network carries the load; growing when
      * it does not.
      */
-    private static void runSampled(Datacenter dc, SlowdownRecorder rec, long from, long to, List<Object> out) {
-        long t = (from / SAMPLE_NANOS + 1) * SAMPLE_NANOS;
-        for (; t <= to; t += SAMPLE_NANOS) {
+    private static void runSampled(Datacenter dc, SlowdownRecorder rec, long step, long from, long to, List<Object> out) {
+        for (long t = (from / step + 1) * step; t <= to; t += step) {
             dc.runUntil(t);
             Map<String, Object> s = new LinkedHashMap<>();
             s.put("ms", t / 1e6);
