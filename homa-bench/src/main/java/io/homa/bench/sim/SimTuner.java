@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.function.Function;
 import java.util.stream.IntStream;
 
 /**
@@ -82,24 +83,8 @@ final class SimTuner {
         int[] unscheduled = Arrays.stream(new int[]{rtt, 2 * rtt, base.unscheduledBytes, 40_000}).distinct().sorted().toArray();
         int[] overcommit = {2, 4, 8};
         int[] batch = IntStream.concat(IntStream.of(1, 4, 8, 16), IntStream.of(base.grantBatchSegments)).distinct().sorted().toArray();
-        Map<Setting, Map<String, Object>> done = new LinkedHashMap<>();
-        Setting best = new Setting(base.unscheduledBytes, base.maxOvercommit, base.grantBatchSegments, "linux");
-        for (int pass = 0; pass < PASSES; pass++) {
-            List<List<Setting>> dimensions = List.of(
-                    Arrays.stream(unscheduled).mapToObj(best::withUnscheduled).toList(),
-                    Arrays.stream(overcommit).mapToObj(best::withOvercommit).toList(),
-                    Arrays.stream(batch).mapToObj(best::withBatch).toList(),
-                    CUTOFFS.stream().map(best::withCutoffs).toList());
-            for (List<Setting> candidates : dimensions) {
-                for (Setting s : candidates) {
-                    if (!done.containsKey(s)) {
-                        done.put(s, tryOne(cmd, topo, base, w, s));
-                    }
-                }
-                best = (Setting) ranked(done.values()).get(0).get("setting_record");
-            }
-        }
-        List<Map<String, Object>> results = ranked(done.values());
+        Setting defaults = new Setting(base.unscheduledBytes, base.maxOvercommit, base.grantBatchSegments, "linux");
+        List<Map<String, Object>> results = search(defaults, unscheduled, overcommit, batch, s -> tryOne(cmd, topo, base, w, s));
         results.forEach(r -> r.remove("setting_record"));
         Map<String, Object> all = new LinkedHashMap<>();
         all.put("command", cmd.commandLine());
@@ -127,6 +112,35 @@ final class SimTuner {
         cmd.stdout().print(sb);
     }
 
+    /**
+     * The coordinate descent: from {@code start}, every value of one setting with the others at the
+     * best found so far, then the next setting; {@code run} runs a setting once. Returns every run,
+     * ranked, each with its {@link Setting} under "setting_record".
+     */
+    static List<Map<String, Object>> search(Setting start, int[] unscheduled, int[] overcommit, int[] batch,
+                                            Function<Setting, Map<String, Object>> run) {
+        List<Function<Setting, List<Setting>>> dimensions = List.of(
+                b -> Arrays.stream(unscheduled).mapToObj(b::withUnscheduled).toList(),
+                b -> Arrays.stream(overcommit).mapToObj(b::withOvercommit).toList(),
+                b -> Arrays.stream(batch).mapToObj(b::withBatch).toList(),
+                b -> CUTOFFS.stream().map(b::withCutoffs).toList());
+        Map<Setting, Map<String, Object>> done = new LinkedHashMap<>();
+        Setting best = start;
+        for (int pass = 0; pass < PASSES; pass++) {
+            for (Function<Setting, List<Setting>> dimension : dimensions) {
+                for (Setting s : dimension.apply(best)) { // candidates around the best so far
+                    if (!done.containsKey(s)) {
+                        Map<String, Object> r = run.apply(s);
+                        r.put("setting_record", s);
+                        done.put(s, r);
+                    }
+                }
+                best = (Setting) ranked(done.values()).get(0).get("setting_record");
+            }
+        }
+        return ranked(done.values());
+    }
+
     private static Map<String, Object> tryOne(SimulateCommand cmd, DatacenterTopology topo, EngineConfig base, Workload w,
                                               Setting s) {
         EngineConfig cfg = s.engine(base, w);
@@ -140,7 +154,6 @@ final class SimTuner {
         setting.put("maxScheduledPriority", cfg.maxScheduledPriority);
         setting.put("unscheduledCutoffs", Arrays.stream(cfg.unscheduledCutoffs()).boxed().toList());
         r.put("setting", setting);
-        r.put("setting_record", s);
         return r;
     }
 
