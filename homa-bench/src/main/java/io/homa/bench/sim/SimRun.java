@@ -1,9 +1,11 @@
 package io.homa.bench.sim;
 
 import io.homa.bench.load.SizeDistribution;
+import io.homa.core.Counter;
 import io.homa.core.EngineConfig;
 import io.homa.core.sim.Workload;
 import io.homa.core.sim.Datacenter;
+import io.homa.core.sim.DatacenterHost;
 import io.homa.core.sim.DatacenterTopology;
 import io.homa.core.sim.DatacenterWorkload;
 import io.homa.core.sim.SimAblation;
@@ -11,7 +13,9 @@ import io.homa.core.sim.SimAblation;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
@@ -22,6 +26,8 @@ import java.util.Map;
  */
 record SimRun(String workload, double load, DatacenterTopology topology, EngineConfig engine, SimAblation ablation,
               long seed, long warmupNanos, long windowNanos, long drainNanos) {
+    /** Samples of the backlog over a run. */
+    static final int SAMPLES = 100;
 
     /** Runs it; returns every figure of the run as JSON fields. */
     Map<String, Object> execute() {
@@ -37,11 +43,18 @@ record SimRun(String workload, double load, DatacenterTopology topology, EngineC
         }
         long wallStart = System.nanoTime();
         traffic.start(end + drainNanos);
-        dc.runUntil(warmupNanos - 1);
+        List<Object> backlog = new ArrayList<>();
+        long step = Math.max(1, (end + drainNanos) / SAMPLES);
+        runSampled(dc, rec, step, 0, warmupNanos - 1, backlog);
         long before = dc.dataPayloadDelivered();
-        dc.runUntil(end - 1);
+        long mid = warmupNanos + windowNanos / 2;
+        runSampled(dc, rec, step, warmupNanos - 1, mid - 1, backlog);
+        long deliveredAtMid = dc.dataPayloadDelivered();
+        long offeredAtMid = rec.offeredBytes();
+        runSampled(dc, rec, step, mid - 1, end - 1, backlog);
         rec.deliveredPayload(dc.dataPayloadDelivered() - before);
-        dc.runUntil(end + drainNanos);
+        double secondHalf = (double) (dc.dataPayloadDelivered() - deliveredAtMid) / (rec.offeredBytes() - offeredAtMid);
+        runSampled(dc, rec, step, end - 1, end + drainNanos, backlog);
         double wall = (System.nanoTime() - wallStart) / 1e9;
 
         Map<String, Object> m = new LinkedHashMap<>();
@@ -52,6 +65,7 @@ record SimRun(String workload, double load, DatacenterTopology topology, EngineC
         m.put("ablation", ablation.label);
         m.put("seed", seed);
         m.putAll(rec.toJson());
+        m.put("completed_bytes_fraction_second_half", secondHalf);
         Map<String, Object> sim = new LinkedHashMap<>();
         sim.put("warmup_ms", warmupNanos / 1e6);
         sim.put("window_ms", windowNanos / 1e6);
@@ -71,9 +85,45 @@ record SimRun(String workload, double load, DatacenterTopology topology, EngineC
         queues.put("tor_up", q[2]);
         queues.put("aggregation_down", q[3]);
         sim.put("max_queued_bytes", queues);
+        sim.put("backlog", backlog);
+        sim.put("engine_counters", engineCounters(dc));
         m.put("simulation", sim);
         m.put("topology", topo.toString());
         m.put("engine", cfg.toString());
+        return m;
+    }
+
+    /**
+     * Runs from {@code from} to {@code to}, recording every {@code step} ns of virtual time the
+     * backlog: payload bytes offered so far (every message, in or out of the window) minus DATA
+     * payload bytes delivered so far. Stationary when the network carries the load; growing when
+     * it does not.
+     */
+    private static void runSampled(Datacenter dc, SlowdownRecorder rec, long step, long from, long to, List<Object> out) {
+        for (long t = (from / step + 1) * step; t <= to; t += step) {
+            dc.runUntil(t);
+            Map<String, Object> s = new LinkedHashMap<>();
+            s.put("ms", t / 1e6);
+            s.put("offered_mb", rec.offeredAllBytes() / 1e6);
+            s.put("delivered_mb", dc.dataPayloadDelivered() / 1e6);
+            s.put("backlog_mb", (rec.offeredAllBytes() - dc.dataPayloadDelivered()) / 1e6);
+            out.add(s);
+        }
+        dc.runUntil(to);
+    }
+
+    /** Every engine counter that is not zero, summed over the hosts. */
+    private static Map<String, Object> engineCounters(Datacenter dc) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (Counter c : Counter.values()) {
+            long sum = 0;
+            for (DatacenterHost h : dc.hosts()) {
+                sum += h.engine().counter(c);
+            }
+            if (sum != 0) {
+                m.put(c.name().toLowerCase(Locale.ROOT), sum);
+            }
+        }
         return m;
     }
 

@@ -43,13 +43,21 @@ final class SimTables {
         return sb.toString();
     }
 
-    /** Load against completed bytes and the short-message tail. */
+    /**
+     * Load against completed bytes (over the window and over its second half), the load carried
+     * (offered load x completed fraction: the share of the links the delivered payload took, with
+     * its headers) and the short-message tail.
+     */
     static String sweep(List<Map<String, Object>> runs) {
         StringBuilder sb = new StringBuilder();
-        sb.append(String.format(Locale.ROOT, "%6s %12s %12s %12s%n", "load", "completed", "short p50", "short p99"));
+        sb.append(String.format(Locale.ROOT, "%6s %10s %12s %8s %10s %10s%n",
+                "load", "completed", "second half", "carried", "short p50", "short p99"));
         for (Map<String, Object> r : runs) {
-            sb.append(String.format(Locale.ROOT, "%6.2f %12.4f %12.2f %12.2f%n", (Double) r.get("load"),
-                    (Double) r.get("completed_bytes_fraction"), (Double) r.get("short_p50_slowdown"), (Double) r.get("short_p99_slowdown")));
+            double load = (Double) r.get("load");
+            double completed = (Double) r.get("completed_bytes_fraction");
+            sb.append(String.format(Locale.ROOT, "%6.2f %10.4f %12.4f %8.3f %10.2f %10.2f%n", load, completed,
+                    (Double) r.get("completed_bytes_fraction_second_half"), load * completed,
+                    (Double) r.get("short_p50_slowdown"), (Double) r.get("short_p99_slowdown")));
         }
         return sb.toString();
     }

@@ -15,21 +15,64 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.function.Function;
+import java.util.stream.IntStream;
 
 /**
  * {@code simulate --tune}: tries engine settings on the simulated datacenter for one workload and
  * load, ranks them (first the settings that deliver within 1% of the most bytes any setting
  * delivered, which is robust to windows too short for the workload's largest messages; among
  * them the lowest short-message p99 slowdown; then the most bytes delivered) and prints the best as
- * {@code HomaConfig} builder calls. The grid: unscheduled bytes (one round trip of the topology,
- * two, the engine's default scaled to the link, Linux's 40,000), overcommitment (2, 4, 8) and the
- * unscheduled cutoffs (Linux's, or fitted to the workload as the paper does: each unscheduled
- * level carries an equal share of the unscheduled bytes). The engine has no grant-batching
- * setting (it grants on every arrival that changes the schedule), so there is nothing to try there.
+ * {@code HomaConfig} builder calls.
+ *
+ * <p>The settings: unscheduled bytes (one round trip of the topology, two, the engine's default
+ * scaled to the link, Linux's 40,000), overcommitment (2, 4, 8), grant batching (1, 4, 8, 16
+ * segments) and the priority levels (Linux's cutoffs; cutoffs fitted to the workload as the paper
+ * does, each unscheduled level carrying an equal share of the unscheduled bytes, with Linux's four
+ * unscheduled levels or with two, leaving six to scheduled data). The whole grid would be 96 runs;
+ * the tuner searches it one setting at a time instead (coordinate descent): from the defaults, it
+ * tries every value of one setting with the others at the best found so far, keeps the best, and
+ * goes on to the next setting, {@link #PASSES} times over; a setting already run is not run again.
  */
 final class SimTuner {
     /** Share of the best setting's delivered bytes a setting must reach to count as sustaining the load. */
     static final double SUSTAINED = 0.99;
+    /** Times the search goes over every setting. */
+    static final int PASSES = 1;
+    static final List<String> CUTOFFS = List.of("linux", "fitted", "fitted-2");
+
+    /** One point of the search space. */
+    record Setting(int unscheduledBytes, int maxOvercommit, int grantBatchSegments, String cutoffs) {
+        /** The engine configuration of this setting on top of {@code base}. */
+        EngineConfig engine(EngineConfig base, Workload w) {
+            EngineConfig.Builder b = base.toBuilder().unscheduledBytes(unscheduledBytes).maxOvercommit(maxOvercommit)
+                    .grantBatchSegments(grantBatchSegments);
+            switch (cutoffs) {
+                case "linux" -> b.maxScheduledPriority(base.maxScheduledPriority).unscheduledCutoffs(base.unscheduledCutoffs());
+                case "fitted" -> b.maxScheduledPriority(3);
+                case "fitted-2" -> b.maxScheduledPriority(5);
+                default -> throw new IllegalArgumentException("cutoffs " + cutoffs);
+            }
+            EngineConfig cfg = b.build();
+            return cutoffs.equals("linux") ? cfg : cfg.toBuilder().unscheduledCutoffs(fittedCutoffs(w, cfg)).build();
+        }
+
+        Setting withUnscheduled(int v) {
+            return new Setting(v, maxOvercommit, grantBatchSegments, cutoffs);
+        }
+
+        Setting withOvercommit(int v) {
+            return new Setting(unscheduledBytes, v, grantBatchSegments, cutoffs);
+        }
+
+        Setting withBatch(int v) {
+            return new Setting(unscheduledBytes, maxOvercommit, v, cutoffs);
+        }
+
+        Setting withCutoffs(String v) {
+            return new Setting(unscheduledBytes, maxOvercommit, grantBatchSegments, v);
+        }
+    }
 
     private SimTuner() {
     }
@@ -39,49 +82,87 @@ final class SimTuner {
         int rtt = rttBytes(topo, base);
         int[] unscheduled = Arrays.stream(new int[]{rtt, 2 * rtt, base.unscheduledBytes, 40_000}).distinct().sorted().toArray();
         int[] overcommit = {2, 4, 8};
-        List<Map<String, Object>> results = new ArrayList<>();
-        for (int u : unscheduled) {
-            EngineConfig withU = base.toBuilder().unscheduledBytes(u).build();
-            List<int[]> cutoffs = List.of(base.unscheduledCutoffs(), fittedCutoffs(w, withU));
-            for (int o : overcommit) {
-                for (int c = 0; c < cutoffs.size(); c++) {
-                    EngineConfig cfg = withU.toBuilder().maxOvercommit(o).unscheduledCutoffs(cutoffs.get(c)).build();
-                    cmd.stderr().printf(Locale.ROOT, "simulate: tune unscheduledBytes=%d maxOvercommit=%d cutoffs=%s%n",
-                            u, o, c == 0 ? "default" : "fitted " + Arrays.toString(cutoffs.get(c)));
-                    Map<String, Object> r = cmd.runLogged(cmd.spec(cmd.workload(), cmd.load(), topo, cfg, SimAblation.NONE));
-                    Map<String, Object> setting = new LinkedHashMap<>();
-                    setting.put("unscheduledBytes", u);
-                    setting.put("maxOvercommit", o);
-                    setting.put("unscheduledCutoffs", Arrays.stream(cutoffs.get(c)).boxed().toList());
-                    setting.put("cutoffs", c == 0 ? "default" : "fitted");
-                    r.put("setting", setting);
-                    results.add(r);
-                }
-            }
-        }
-        double most = results.stream().mapToDouble(r -> (Double) r.get("completed_bytes_fraction")).max().orElse(0);
-        results.sort(order(SUSTAINED * most));
+        int[] batch = IntStream.concat(IntStream.of(1, 4, 8, 16), IntStream.of(base.grantBatchSegments)).distinct().sorted().toArray();
+        Setting defaults = new Setting(base.unscheduledBytes, base.maxOvercommit, base.grantBatchSegments, "linux");
+        List<Map<String, Object>> results = search(defaults, unscheduled, overcommit, batch, s -> tryOne(cmd, topo, base, w, s));
+        results.forEach(r -> r.remove("setting_record"));
         Map<String, Object> all = new LinkedHashMap<>();
         all.put("command", cmd.commandLine());
         all.put("rtt_bytes", rtt);
-        all.put("grant_batching", "not a setting of the engine: it grants on every arrival that changes the schedule");
+        all.put("search", "coordinate descent from the defaults over unscheduledBytes " + Arrays.toString(unscheduled)
+                + ", maxOvercommit " + Arrays.toString(overcommit) + ", grantBatchSegments " + Arrays.toString(batch)
+                + ", cutoffs " + CUTOFFS + "; " + PASSES + " pass(es)");
         all.put("ranked", results);
         cmd.write("tune.json", Json.write(all));
-        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%-4s %12s %10s %-8s %10s %10s%n",
-                "rank", "unscheduled", "overcommit", "cutoffs", "short p99", "completed"));
+        StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%-4s %12s %10s %6s %-9s %10s %10s%n",
+                "rank", "unscheduled", "overcommit", "batch", "cutoffs", "short p99", "completed"));
         for (int i = 0; i < results.size(); i++) {
             Map<String, Object> r = results.get(i);
             @SuppressWarnings("unchecked")
             Map<String, Object> s = (Map<String, Object>) r.get("setting");
-            sb.append(String.format(Locale.ROOT, "%-4d %12s %10s %-8s %10.2f %10.4f%n", i + 1, s.get("unscheduledBytes"),
-                    s.get("maxOvercommit"), s.get("cutoffs"), (Double) r.get("short_p99_slowdown"), (Double) r.get("completed_bytes_fraction")));
+            sb.append(String.format(Locale.ROOT, "%-4d %12s %10s %6s %-9s %10.2f %10.4f%n", i + 1, s.get("unscheduledBytes"),
+                    s.get("maxOvercommit"), s.get("grantBatchSegments"), s.get("cutoffs"),
+                    (Double) r.get("short_p99_slowdown"), (Double) r.get("completed_bytes_fraction")));
         }
         @SuppressWarnings("unchecked")
-        Map<String, Object> best = (Map<String, Object>) results.get(0).get("setting");
-        sb.append(String.format(Locale.ROOT, "%nBest for %s at %.0f%% load on %d hosts (grant batching: no such setting in the engine):%n",
+        Map<String, Object> top = (Map<String, Object>) results.get(0).get("setting");
+        sb.append(String.format(Locale.ROOT, "%nBest for %s at %.0f%% load on %d hosts:%n",
                 cmd.workload(), 100 * cmd.load(), topo.hosts));
-        sb.append(homaConfig(topo, best));
+        sb.append(homaConfig(topo, top));
         cmd.stdout().print(sb);
+    }
+
+    /**
+     * The coordinate descent: from {@code start}, every value of one setting with the others at the
+     * best found so far, then the next setting; {@code run} runs a setting once. Returns every run,
+     * ranked, each with its {@link Setting} under "setting_record".
+     */
+    static List<Map<String, Object>> search(Setting start, int[] unscheduled, int[] overcommit, int[] batch,
+                                            Function<Setting, Map<String, Object>> run) {
+        List<Function<Setting, List<Setting>>> dimensions = List.of(
+                b -> Arrays.stream(unscheduled).mapToObj(b::withUnscheduled).toList(),
+                b -> Arrays.stream(overcommit).mapToObj(b::withOvercommit).toList(),
+                b -> Arrays.stream(batch).mapToObj(b::withBatch).toList(),
+                b -> CUTOFFS.stream().map(b::withCutoffs).toList());
+        Map<Setting, Map<String, Object>> done = new LinkedHashMap<>();
+        Setting best = start;
+        for (int pass = 0; pass < PASSES; pass++) {
+            for (Function<Setting, List<Setting>> dimension : dimensions) {
+                for (Setting s : dimension.apply(best)) { // candidates around the best so far
+                    if (!done.containsKey(s)) {
+                        Map<String, Object> r = run.apply(s);
+                        r.put("setting_record", s);
+                        done.put(s, r);
+                    }
+                }
+                best = (Setting) ranked(done.values()).get(0).get("setting_record");
+            }
+        }
+        return ranked(done.values());
+    }
+
+    private static Map<String, Object> tryOne(SimulateCommand cmd, DatacenterTopology topo, EngineConfig base, Workload w,
+                                              Setting s) {
+        EngineConfig cfg = s.engine(base, w);
+        cmd.stderr().printf(Locale.ROOT, "simulate: tune %s%n", s);
+        Map<String, Object> r = cmd.runLogged(cmd.spec(cmd.workload(), cmd.load(), topo, cfg, SimAblation.NONE));
+        Map<String, Object> setting = new LinkedHashMap<>();
+        setting.put("unscheduledBytes", s.unscheduledBytes());
+        setting.put("maxOvercommit", s.maxOvercommit());
+        setting.put("grantBatchSegments", s.grantBatchSegments());
+        setting.put("cutoffs", s.cutoffs());
+        setting.put("maxScheduledPriority", cfg.maxScheduledPriority);
+        setting.put("unscheduledCutoffs", Arrays.stream(cfg.unscheduledCutoffs()).boxed().toList());
+        r.put("setting", setting);
+        return r;
+    }
+
+    /** The runs, best first (see the class comment). */
+    private static List<Map<String, Object>> ranked(java.util.Collection<Map<String, Object>> runs) {
+        double most = runs.stream().mapToDouble(r -> (Double) r.get("completed_bytes_fraction")).max().orElse(0);
+        List<Map<String, Object>> list = new ArrayList<>(runs);
+        list.sort(order(SUSTAINED * most));
+        return list;
     }
 
     private static Comparator<Map<String, Object>> order(double sustained) {
@@ -151,8 +232,11 @@ final class SimTuner {
                         .linkMbps(%d)
                         .unscheduledBytes(%s)
                         .maxOvercommit(%s)
+                        .grantBatchSegments(%s)
+                        .maxScheduledPriority(%s)
                         .unscheduledCutoffs(%s)
                         .build();
-                """, topo.hostLinkBitsPerSecond / 1_000_000, s.get("unscheduledBytes"), s.get("maxOvercommit"), cut);
+                """, topo.hostLinkBitsPerSecond / 1_000_000, s.get("unscheduledBytes"), s.get("maxOvercommit"),
+                s.get("grantBatchSegments"), s.get("maxScheduledPriority"), cut);
     }
 }

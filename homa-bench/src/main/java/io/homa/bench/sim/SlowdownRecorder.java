@@ -28,6 +28,7 @@ final class SlowdownRecorder implements DatacenterWorkload.Observer {
     private final long windowEnd;
     private final Histogram[] buckets = new Histogram[10];
     private long offeredBytes;
+    private long offeredAllBytes;
     private long offeredMessages;
     private long completedBytes;
     private long completedMessages;
@@ -50,6 +51,7 @@ final class SlowdownRecorder implements DatacenterWorkload.Observer {
 
     @Override
     public void offered(int length, long atNanos) {
+        offeredAllBytes += length;
         if (inWindow(atNanos)) {
             offeredBytes += length;
             offeredMessages++;
@@ -76,6 +78,16 @@ final class SlowdownRecorder implements DatacenterWorkload.Observer {
         if (inWindow(startNanos)) {
             failedMessages++;
         }
+    }
+
+    /** Payload bytes of the messages offered in the window so far. */
+    long offeredBytes() {
+        return offeredBytes;
+    }
+
+    /** Payload bytes of every message offered so far, in the window or not. */
+    long offeredAllBytes() {
+        return offeredAllBytes;
     }
 
     /** The DATA payload bytes delivered to hosts during the window (read from the simulator). */

@@ -63,6 +63,7 @@ class SimulateCommandTest {
     }
 
     @Test
+    @SuppressWarnings("unchecked")
     void oneRunWritesResultsJsonWithEveryField(@TempDir Path dir) throws Exception {
         Outcome o = simulate(dir, "--workload", "w3", "--load", "0.6");
         assertEquals(0, o.code, o.err);
@@ -72,6 +73,13 @@ class SimulateCommandTest {
         assertEquals(8L, ((Number) r.get("hosts")).longValue());
         assertTrue(o.out.contains("short-message p99 slowdown"), o.out);
         assertTrue(o.err.contains("M events/s"), o.err);
+        Map<String, Object> sim = (Map<String, Object>) r.get("simulation");
+        List<Map<String, Object>> backlog = (List<Map<String, Object>>) sim.get("backlog");
+        assertTrue(backlog.size() >= SimRun.SAMPLES - 1, "about " + SimRun.SAMPLES + " backlog samples: " + backlog.size());
+        Map<String, Object> counters = (Map<String, Object>) sim.get("engine_counters");
+        assertTrue(((Number) counters.get("packets_sent_data")).longValue() > 0, counters.toString());
+        double half = ((Number) r.get("completed_bytes_fraction_second_half")).doubleValue();
+        assertTrue(half > 0 && half < 2, "second half " + half);
     }
 
     @Test
@@ -93,6 +101,7 @@ class SimulateCommandTest {
         List<Map<String, Object>> runs = (List<Map<String, Object>>) json(dir.resolve("sweep.json")).get("runs");
         assertEquals(2, runs.size());
         runs.forEach(SimulateCommandTest::assertRun);
+        assertTrue(sweep.out.contains("carried") && sweep.out.contains("second half"), sweep.out);
 
         Outcome figure = simulate(dir, "--figure", "--load", "0.5");
         assertEquals(0, figure.code, figure.err);
@@ -109,7 +118,15 @@ class SimulateCommandTest {
         Outcome o = simulate(dir, "--workload", "w2", "--load", "0.5", "--tune");
         assertEquals(0, o.code, o.err);
         assertTrue(o.out.contains("HomaConfig.builder()") && o.out.contains(".unscheduledBytes("), o.out);
-        assertTrue(Files.exists(dir.resolve("tune.json")));
+        assertTrue(o.out.contains(".grantBatchSegments(") && o.out.contains(".maxScheduledPriority("), o.out);
+        Map<String, Object> tune = json(dir.resolve("tune.json"));
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> ranked = (List<Map<String, Object>>) tune.get("ranked");
+        // Coordinate descent from the defaults: 4 unscheduled + 2 more overcommitments + 3 more
+        // batchings + 2 more cutoff choices, each setting run once.
+        assertEquals(11, ranked.size());
+        assertEquals(11, ranked.stream().map(r -> r.get("setting")).distinct().count(), "no setting twice");
+        ranked.forEach(SimulateCommandTest::assertRun);
     }
 
     @Test
