@@ -106,20 +106,28 @@ final class OutgoingData {
             m.rpc.roundTripSpoiled = true;
         }
         Peer peer = m.rpc.peer;
+        // By reference: only headers go into the buffer; the shell adds the payload in place.
+        boolean byReference = cfg.sendPayloadByReference && m.direct && m.length > 0;
+        int startPos = pos;
+        int outStart = out.position();
         int first = Math.min(segment, end - pos);
         int count = 0;
         int total = 0;
         while (true) {
             int n = Math.min(segment, end - pos);
             if (count > 0 && (n <= 0 || n > first || (!retransmit && priorities.priorityAt(m, pos) != priority)
-                    || out.remaining() < WireFormat.DATA_HEADER + n || !pacer.mayTransmit(now, paceEnd - pos))) {
+                    || out.remaining() < WireFormat.DATA_HEADER + (byReference ? 0 : n) || !pacer.mayTransmit(now, paceEnd - pos))) {
                 break;
             }
             int at = out.position();
             PacketEncoder.dataHeader(out, at, m.rpc.id, m.length, Math.min(m.granted, m.length), pos,
                     peer.cutoffVersion, retransmit, acks.piggyback(peer), 0);
-            m.copyPayload(out, at + WireFormat.DATA_HEADER, pos, n);
-            out.position(at + WireFormat.DATA_HEADER + n);
+            if (byReference) {
+                out.position(at + WireFormat.DATA_HEADER);
+            } else {
+                m.copyPayload(out, at + WireFormat.DATA_HEADER, pos, n);
+                out.position(at + WireFormat.DATA_HEADER + n);
+            }
             pos += n;
             if (retransmit) {
                 counters.add(Counter.BYTES_RETRANSMITTED, n);
@@ -145,6 +153,9 @@ final class OutgoingData {
             counters.add(Counter.PACKETS_RETRANSMITTED, count);
         }
         t.set(peer.address, priority, WireFormat.DATA_HEADER + first, count, total, true);
+        if (byReference) {
+            t.byReference(m.payload, startPos, WireFormat.DATA_HEADER, out.position() - outStart);
+        }
         afterSend(now, m);
     }
 

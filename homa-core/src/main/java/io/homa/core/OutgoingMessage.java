@@ -16,6 +16,8 @@ final class OutgoingMessage {
     /** The payload's parts, or null when {@link #payload} is all of it. */
     private final ByteBuffer[] parts;
     final int length;
+    /** Whether every payload byte is in direct memory: a shell can send it in place (see {@link EngineConfig#sendPayloadByReference}). */
+    final boolean direct;
     /** Order of creation: FIFO mode and SRPT ties. */
     final long seq;
     /** Bytes transmitted at least once (a prefix of the message). */
@@ -50,6 +52,7 @@ final class OutgoingMessage {
         this.payload = payload;
         this.parts = parts;
         this.length = length;
+        this.direct = allDirect(payload, parts);
         this.seq = seq;
         this.unscheduledLimit = Math.min(length, unscheduledLimit);
         this.granted = this.unscheduledLimit;
@@ -65,6 +68,18 @@ final class OutgoingMessage {
             n += b.remaining();
         }
         return (int) Math.min(n, Integer.MAX_VALUE);
+    }
+
+    private static boolean allDirect(ByteBuffer payload, ByteBuffer[] parts) {
+        if (parts == null) {
+            return payload.isDirect();
+        }
+        for (ByteBuffer b : parts) {
+            if (!b.isDirect()) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Copies payload bytes {@code [offset, offset + n)} into {@code out} at absolute index {@code at}. */
