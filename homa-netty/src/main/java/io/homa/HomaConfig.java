@@ -276,8 +276,10 @@ public final class HomaConfig {
     public boolean gso() { return gso; }
 
     /**
-     * Whether a direct {@code ByteBuf} payload is sent in place, as header plus retained slices of
-     * the caller's buffer, rather than copied into the send buffer (default {@value #DEFAULT_ZERO_COPY_SEND}). A
+     * Whether a direct {@code ByteBuf} payload of 1 KiB or more is sent in place, as header plus
+     * retained slices of the caller's buffer, rather than copied into the send buffer, where
+     * datagrams carry 16 KiB of payload or more (an MTU above about 16.5 KB, as on loopback;
+     * at smaller datagrams the slices cost more than the copy) and the transport is epoll (default {@value #DEFAULT_ZERO_COPY_SEND}). A
      * {@code byte[]} or heap payload is copied once either way: the kernel reads only native memory.
      */
     public boolean zeroCopySend() { return protocol.sendPayloadByReference; }
@@ -424,7 +426,8 @@ public final class HomaConfig {
         /** Most segments in one GSO send (default 64; the socket also caps it at 64 KB a send). */
         public Builder maxGsoSegments(int v) { protocol.maxGsoSegments(v); return this; }
         /**
-         * Whether a direct {@code ByteBuf} request or reply is sent in place: each datagram is its
+         * Whether a direct {@code ByteBuf} request or reply (of 1 KiB or more, in datagrams of
+         * 16 KiB or more, on epoll) is sent in place: each datagram is its
          * header plus a retained slice of the caller's buffer (a composite, gathered by the kernel),
          * so no payload byte is copied (see {@link HomaConfig#zeroCopySend()}).
          */

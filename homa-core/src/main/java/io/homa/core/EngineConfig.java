@@ -59,7 +59,8 @@ public final class EngineConfig {
     /** Most equal-size segments grouped into one transmit (one GSO send). */
     public final int maxGsoSegments;
     /**
-     * Whether DATA transmits of a message whose payload is all direct memory carry only headers
+     * Whether DATA transmits of a message whose payload is all direct memory (1 KiB at least, in
+     * segments of 16 KiB at least: below, the copy is cheaper) carry only headers
      * in the transmit buffer and name the payload range instead ({@link Transmit#payloadByReference()}),
      * so a shell can send slices of the caller's buffer. Off: every payload byte is copied into the
      * transmit buffer (what the simulator and a heap payload need anyway).

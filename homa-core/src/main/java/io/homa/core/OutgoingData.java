@@ -28,6 +28,8 @@ final class OutgoingData {
     private final MemoryLimits limits;
     private final int segment;
     private final int unscheduledLimit;
+    /** Whether DATA of large direct payloads is described by reference rather than copied. */
+    private final boolean inPlace;
 
     OutgoingData(EngineConfig cfg, EngineCounters counters, RpcTable rpcs, SenderQueue senders, Pacer pacer,
                  Priorities priorities, Acks acks, GrantScheduler grants, ControlPackets control, MemoryLimits limits) {
@@ -43,6 +45,7 @@ final class OutgoingData {
         this.limits = limits;
         this.segment = cfg.segmentPayload();
         this.unscheduledLimit = cfg.unscheduledLimit();
+        this.inPlace = cfg.sendPayloadByReference && segment >= MIN_IN_PLACE_SEGMENT;
     }
 
     /**
@@ -84,6 +87,20 @@ final class OutgoingData {
 
     // ------------------------------------------------------------------ the segment writer
 
+    /**
+     * Shortest message sent by reference: below it copying the bytes costs less than the shell's
+     * composite and two slices per datagram (a 100 B echo allocated about 420 B more per call in
+     * place than copied; see docs/benchmarks.md).
+     */
+    static final int MIN_IN_PLACE_LENGTH = 1024;
+    /**
+     * Smallest segment payload for which messages are sent by reference at all. Each datagram sent
+     * in place costs the shell a few hundred bytes of objects (slices, composite components, the
+     * NIO views epoll takes of them): at 1,500 B datagrams that cost more CPU than copying the
+     * bytes, at 9,000 B about the same, at loopback's 64 KB less (docs/benchmarks.md).
+     */
+    static final int MIN_IN_PLACE_SEGMENT = 16 * 1024;
+
     /** The bytes the pacer weighs for {@code m}'s next batch: its queued retransmission, else what is unsent. */
     int backlog(OutgoingMessage m) {
         return m.hasRetransmit() ? m.retransmitEnd() - m.retransmitStart() : m.remaining();
@@ -106,11 +123,11 @@ final class OutgoingData {
             m.rpc.roundTripSpoiled = true;
         }
         Peer peer = m.rpc.peer;
+        int first = Math.min(segment, end - pos);
         // By reference: only headers go into the buffer; the shell adds the payload in place.
-        boolean byReference = cfg.sendPayloadByReference && m.direct && m.length > 0;
+        boolean byReference = inPlace && m.direct && m.length >= MIN_IN_PLACE_LENGTH;
         int startPos = pos;
         int outStart = out.position();
-        int first = Math.min(segment, end - pos);
         int count = 0;
         int total = 0;
         while (true) {
