@@ -125,7 +125,7 @@ final class OutgoingData {
         Peer peer = m.rpc.peer;
         int first = Math.min(segment, end - pos);
         // By reference: only headers go into the buffer; the shell adds the payload in place.
-        boolean byReference = inPlace && m.direct && m.length >= MIN_IN_PLACE_LENGTH;
+        boolean byReference = inPlace && m.length >= MIN_IN_PLACE_LENGTH && m.direct();
         int startPos = pos;
         int outStart = out.position();
         int count = 0;

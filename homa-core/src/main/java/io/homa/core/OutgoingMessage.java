@@ -16,8 +16,6 @@ final class OutgoingMessage {
     /** The payload's parts, or null when {@link #payload} is all of it. */
     private final ByteBuffer[] parts;
     final int length;
-    /** Whether every payload byte is in direct memory: a shell can send it in place (see {@link EngineConfig#sendPayloadByReference}). */
-    final boolean direct;
     /** Order of creation: FIFO mode and SRPT ties. */
     final long seq;
     /** Bytes transmitted at least once (a prefix of the message). */
@@ -52,7 +50,6 @@ final class OutgoingMessage {
         this.payload = payload;
         this.parts = parts;
         this.length = length;
-        this.direct = allDirect(payload, parts);
         this.seq = seq;
         this.unscheduledLimit = Math.min(length, unscheduledLimit);
         this.granted = this.unscheduledLimit;
@@ -70,7 +67,8 @@ final class OutgoingMessage {
         return (int) Math.min(n, Integer.MAX_VALUE);
     }
 
-    private static boolean allDirect(ByteBuffer payload, ByteBuffer[] parts) {
+    /** Whether every payload byte is in direct memory: a shell can send it in place (see {@link EngineConfig#sendPayloadByReference}). */
+    boolean direct() {
         if (parts == null) {
             return payload.isDirect();
         }
