@@ -24,8 +24,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * </ul>
  * The MTU follows the interface (65,535 on loopback, as HomaConfig does by default); the system
  * property {@code homa.bench.mtu} (e.g. 1500) overrides it, {@code homa.bench.maxIncoming} sets the
- * receiver's grant budget; {@code homa.bench.busyPoll=true} makes the event loops spin;
- * {@code homa.bench.zeroCopySend=true|false} overrides {@link HomaConfig#zeroCopySend()}.
+ * receiver's grant budget; {@code homa.bench.busyPoll=true} makes the event loops spin.
  * {@link #withMicrometer()} (compare's {@code --micrometer}) attaches a {@link HomaMetricsBinder} to
  * every socket, so that a run measures its overhead (its timers record every call; nothing scrapes).
  */
@@ -60,6 +59,7 @@ public final class HomaTransport implements Transport {
         if (Boolean.getBoolean("homa.bench.busyPoll")) {
             b.busyPoll(true);
         }
+        // homa.bench.zeroCopySend=true|false overrides HomaConfig.zeroCopySend (docs/benchmarks.md).
         String zeroCopySend = System.getProperty("homa.bench.zeroCopySend");
         if (zeroCopySend != null) {
             b.zeroCopySend(Boolean.parseBoolean(zeroCopySend));
