@@ -100,7 +100,8 @@ class ZeroCopySendTest {
             byte[] bytes = random(SIZE);
             client.call(Loopback.addressOf(server), bytes).get(WAIT.toSeconds(), TimeUnit.SECONDS);
             HomaMetrics c = client.metrics();
-            assertEquals(SIZE, c.shell(Shell.SEND_PAYLOAD_BYTES_COPIED), c.toString());
+            // (at least: a retransmission or a restarted request copies its bytes again)
+            assertTrue(c.shell(Shell.SEND_PAYLOAD_BYTES_COPIED) >= SIZE, c.toString());
             assertEquals(0, c.shell(Shell.SEND_PAYLOAD_BYTES_IN_PLACE), c.toString());
         }
     }
@@ -121,7 +122,8 @@ class ZeroCopySendTest {
                 response.release();
             }
             HomaMetrics c = client.metrics();
-            assertEquals(SIZE, c.shell(Shell.SEND_PAYLOAD_BYTES_COPIED), c.toString());
+            // (at least: a retransmission or a restarted request copies its bytes again)
+            assertTrue(c.shell(Shell.SEND_PAYLOAD_BYTES_COPIED) >= SIZE, c.toString());
             assertEquals(0, c.shell(Shell.SEND_PAYLOAD_BYTES_IN_PLACE), c.toString());
         }
     }
