@@ -4,6 +4,7 @@ import io.homa.HomaMetrics.Shell;
 import io.homa.core.Transmit;
 import io.homa.core.wire.WireFormat;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.CompositeByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
 import io.netty.channel.socket.DatagramPacket;
@@ -25,6 +26,13 @@ import java.util.concurrent.TimeUnit;
  * and GSO is on, else as one {@link DatagramPacket} per segment. Writes are not flushed one by one:
  * {@link #flush()} at the end of a batch hands them all to the kernel (sendmmsg with epoll).
  * With fault injection on, each segment goes alone and may be dropped, duplicated or delayed.
+ *
+ * <p>Zero-copy send ({@link HomaConfig#zeroCopySend()}): for a transmit the engine made
+ * {@linkplain Transmit#payloadByReference() by reference}, the buffer holds only the headers, and
+ * each datagram is a {@link CompositeByteBuf} of a header slice and a retained slice of the
+ * caller's payload buffer (a GSO send one composite of all of them, header, payload, header, ...).
+ * Epoll hands a composite of direct buffers to the kernel as an iovec, so no payload byte is copied
+ * in this process; the slices keep the caller's buffer alive until Netty has sent them.
  *
  * <p>Buffer ownership: the arena holds one reference to each buffer; every slice written holds one
  * more, released by Netty once sent. Delayed (fault-injected) packets are released by {@link #close()}
@@ -97,28 +105,45 @@ final class DatagramWriter {
         return batch.internalNioBuffer(batch.writerIndex(), batch.writableBytes());
     }
 
-    /** Sends what the engine just wrote into the buffer from {@link #reserve()}. */
-    void send(Transmit t) {
+    /**
+     * Sends what the engine just wrote into the buffer from {@link #reserve()}.
+     *
+     * @param payload when {@link Transmit#payloadByReference()}, the caller's buffer the engine's
+     *                payload view was taken from (read from its reader index; sliced, never
+     *                copied); else ignored
+     */
+    void send(Transmit t, ByteBuf payload) {
         int length = t.length();
-        ByteBuf bytes = take(length);
+        ByteBuf bytes = take(t.written());
+        if (!t.payloadByReference()) {
+            payload = null;
+        } else if (payload == null) {
+            bytes.release();
+            throw new IllegalStateException("no buffer owns the payload of " + t);
+        }
         int chIndex = channelOfLevel[t.priority()];
         Channel ch = channels.get(chIndex);
         InetSocketAddress to = t.destination();
         int segments = t.segments();
         shell[(t.isData() ? Shell.BYTES_SENT_DATA : Shell.BYTES_SENT_CONTROL).ordinal()] += length;
         shell[Shell.DATAGRAMS_SENT.ordinal()] += segments;
+        if (t.isData()) {
+            int payloadBytes = length - segments * WireFormat.DATA_HEADER;
+            shell[(payload != null ? Shell.SEND_PAYLOAD_BYTES_IN_PLACE : Shell.SEND_PAYLOAD_BYTES_COPIED).ordinal()]
+                    += payloadBytes;
+        }
         unflushedBytes += length;
         if (faults != null) {
-            sendWithFaults(ch, chIndex, bytes, t);
+            sendWithFaults(ch, chIndex, bytes, payload, t);
         } else if (segments == 1) {
-            write(ch, chIndex, new DatagramPacket(bytes, to));
+            write(ch, chIndex, new DatagramPacket(payload == null ? bytes : inPlace(segment(ch, bytes, payload, t, 0), bytes), to));
         } else if (gso) {
             shell[Shell.GSO_SENDS.ordinal()]++;
-            write(ch, chIndex, new SegmentedDatagramPacket(bytes, t.segmentSize(), to));
+            ByteBuf all = payload == null ? bytes : inPlace(gathered(ch, bytes, payload, t), bytes);
+            write(ch, chIndex, new SegmentedDatagramPacket(all, t.segmentSize(), to));
         } else {
-            int size = t.segmentSize();
-            for (int off = 0; off < length; off += size) {
-                write(ch, chIndex, new DatagramPacket(bytes.retainedSlice(off, Math.min(size, length - off)), to));
+            for (int i = 0; i < segments; i++) {
+                write(ch, chIndex, new DatagramPacket(segment(ch, bytes, payload, t, i), to));
             }
             bytes.release();
         }
@@ -134,12 +159,52 @@ final class DatagramWriter {
         return bytes;
     }
 
-    private void sendWithFaults(Channel ch, int chIndex, ByteBuf bytes, Transmit t) {
-        int size = t.segmentSize();
-        int length = t.length();
+    /**
+     * Datagram {@code i} of {@code t} as a buffer of its own (the caller owns one reference): a
+     * slice of {@code bytes}, or with {@code payload} a composite of its header and payload slices.
+     */
+    private static ByteBuf segment(Channel ch, ByteBuf bytes, ByteBuf payload, Transmit t, int i) {
+        if (payload == null) {
+            int size = t.segmentSize();
+            int off = i * size;
+            return bytes.retainedSlice(off, Math.min(size, t.length() - off));
+        }
+        CompositeByteBuf c = ch.alloc().compositeDirectBuffer(2);
+        addSegment(c, bytes, payload, t, i);
+        return c;
+    }
+
+    /** {@code datagram}, once the headers' own reference is dropped (the datagram holds slices of them). */
+    private static ByteBuf inPlace(ByteBuf datagram, ByteBuf headers) {
+        headers.release();
+        return datagram;
+    }
+
+    /** All datagrams of {@code t} back to back, headers interleaved with payload slices, for one GSO send. */
+    private static ByteBuf gathered(Channel ch, ByteBuf headers, ByteBuf payload, Transmit t) {
+        int segments = t.segments();
+        CompositeByteBuf c = ch.alloc().compositeDirectBuffer(2 * segments); // at most 128 of the kernel's 1024 iovecs
+        for (int i = 0; i < segments; i++) {
+            addSegment(c, headers, payload, t, i);
+        }
+        return c;
+    }
+
+    /** Appends header {@code i} and its payload bytes, both retained slices: nothing is copied. */
+    private static void addSegment(CompositeByteBuf c, ByteBuf headers, ByteBuf payload, Transmit t, int i) {
+        int h = t.headerSize();
+        int per = t.segmentSize() - h;
+        int payloadBytes = t.length() - t.segments() * h;
+        int off = i * per;
+        c.addComponent(true, headers.retainedSlice(i * h, h));
+        c.addComponent(true, payload.retainedSlice(payload.readerIndex() + t.payloadOffset() + off,
+                Math.min(per, payloadBytes - off)));
+    }
+
+    private void sendWithFaults(Channel ch, int chIndex, ByteBuf bytes, ByteBuf payload, Transmit t) {
         boolean data = t.isData();
-        for (int off = 0; off < length; off += size) {
-            DatagramPacket p = new DatagramPacket(bytes.retainedSlice(off, Math.min(size, length - off)), t.destination());
+        for (int i = 0; i < t.segments(); i++) {
+            DatagramPacket p = new DatagramPacket(segment(ch, bytes, payload, t, i), t.destination());
             switch (faults.decide(data)) {
                 case SEND -> write(ch, chIndex, p);
                 case DROP -> {

@@ -644,7 +644,7 @@ final class EngineLoop implements ServerRequest.Path {
             if (t == null) {
                 return;
             }
-            writer.send(t);
+            writer.send(t, t.payloadByReference() ? ownedPayloads.get(t.payload()) : null);
         }
     }
 

@@ -127,6 +127,8 @@ public final class HomaConfig {
     private static final HomaConfig DEFAULTS = builder().build();
 
     private final InetSocketAddress bindAddress;
+    /** Default of {@link #zeroCopySend()}: see docs/benchmarks.md for the measurement that chose it. */
+    public static final boolean DEFAULT_ZERO_COPY_SEND = true;
     private final EngineConfig protocol;
     private final Duration defaultDeadline;
     private final Duration requestTimeout;
@@ -307,6 +309,15 @@ public final class HomaConfig {
     /** Whether runs of equal-size segments leave in one UDP GSO send where supported (default true). */
     public boolean gso() { return gso; }
 
+    /**
+     * Whether a direct {@code ByteBuf} payload of 1 KiB or more is sent in place, as header plus
+     * retained slices of the caller's buffer, rather than copied into the send buffer, where
+     * datagrams carry 16 KiB of payload or more (an MTU above about 16.5 KB, as on loopback;
+     * at smaller datagrams the slices cost more than the copy) and the transport is epoll (default {@value #DEFAULT_ZERO_COPY_SEND}). A
+     * {@code byte[]} or heap payload is copied once either way: the kernel reads only native memory.
+     */
+    public boolean zeroCopySend() { return protocol.sendPayloadByReference; }
+
     /** Whether the kernel may coalesce received segments (UDP GRO) where supported (default false). */
     public boolean gro() { return gro; }
 
@@ -373,7 +384,8 @@ public final class HomaConfig {
     public static final class Builder {
         private InetSocketAddress bindAddress = new InetSocketAddress("0.0.0.0", 0);
         private EngineConfig.Builder protocol = EngineConfig.builder()
-                .timeoutTicks(DEFAULT_TIMEOUT_TICKS).maxRestarts(DEFAULT_MAX_RESTARTS);
+                .timeoutTicks(DEFAULT_TIMEOUT_TICKS).maxRestarts(DEFAULT_MAX_RESTARTS)
+                .sendPayloadByReference(DEFAULT_ZERO_COPY_SEND);
         private Duration defaultDeadline = DEFAULT_DEADLINE;
         private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
         private int eventLoops = 1;
@@ -452,6 +464,13 @@ public final class HomaConfig {
         public Builder pacerEnabled(boolean v) { protocol.pacerEnabled(v); return this; }
         /** Most segments in one GSO send (default 64; the socket also caps it at 64 KB a send). */
         public Builder maxGsoSegments(int v) { protocol.maxGsoSegments(v); return this; }
+        /**
+         * Whether a direct {@code ByteBuf} request or reply (of 1 KiB or more, in datagrams of
+         * 16 KiB or more, on epoll) is sent in place: each datagram is its
+         * header plus a retained slice of the caller's buffer (a composite, gathered by the kernel),
+         * so no payload byte is copied (see {@link HomaConfig#zeroCopySend()}).
+         */
+        public Builder zeroCopySend(boolean v) { protocol.sendPayloadByReference(v); return this; }
         /** The protocol timer's period (default 1 ms). */
         public Builder tick(Duration v) {
             protocol.tickNanos(requirePositive(v, "tick").toNanos());

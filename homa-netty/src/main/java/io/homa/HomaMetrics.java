@@ -120,7 +120,17 @@ public final class HomaMetrics {
         /** Fault injection: datagrams sent twice on purpose. */
         FAULTS_DUPLICATED,
         /** Fault injection: datagrams delayed so that later ones overtake them. */
-        FAULTS_REORDERED
+        FAULTS_REORDERED,
+        /**
+         * Payload bytes of DATA datagrams copied into send buffers (a {@code byte[]} or heap
+         * payload, or any payload with {@link HomaConfig#zeroCopySend()} off). Retransmissions count again.
+         */
+        SEND_PAYLOAD_BYTES_COPIED,
+        /**
+         * Payload bytes of DATA datagrams sent as slices of the caller's {@code ByteBuf}, not copied
+         * ({@link HomaConfig#zeroCopySend()}). Retransmissions count again.
+         */
+        SEND_PAYLOAD_BYTES_IN_PLACE
     }
 
     private final long[] counters;

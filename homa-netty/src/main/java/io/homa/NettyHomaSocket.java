@@ -114,10 +114,15 @@ final class NettyHomaSocket implements HomaSocket {
         // One GSO send carries at most one UDP payload (64 KB) and 64 segments.
         int maxSegments = Math.max(1, Math.min(base.maxGsoSegments,
                 Transport.MAX_UDP_PAYLOAD / base.maxDatagram()));
+        // Zero-copy send gathers header and payload slices into a composite: epoll hands it to the
+        // kernel as an iovec, but NIO's datagram channel first copies any composite into one direct
+        // buffer, so there the engine's own single copy is cheaper.
+        boolean inPlace = base.sendPayloadByReference && transport.epoll;
         SecureRandom random = new SecureRandom();
         Iterator<EventExecutor> executors = group.iterator();
         for (int i = 0; i < loops.length; i++) {
-            EngineConfig ec = base.toBuilder().idShard(i, loops.length).maxGsoSegments(maxSegments).build();
+            EngineConfig ec = base.toBuilder().idShard(i, loops.length).maxGsoSegments(maxSegments)
+                    .sendPayloadByReference(inPlace).build();
             loops[i] = new EngineLoop(this, (EventLoop) executors.next(), ec, random.nextLong(), dispatcher);
         }
         boolean shared = loops.length > 1 || (config.prioritySockets() && distinctTos() > 1);

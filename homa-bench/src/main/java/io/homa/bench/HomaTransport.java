@@ -95,6 +95,11 @@ public final class HomaTransport implements Transport {
         if (Boolean.getBoolean("homa.bench.busyPoll")) {
             b.busyPoll(true);
         }
+        // homa.bench.zeroCopySend=true|false overrides HomaConfig.zeroCopySend (docs/benchmarks.md).
+        String zeroCopySend = System.getProperty("homa.bench.zeroCopySend");
+        if (zeroCopySend != null) {
+            b.zeroCopySend(Boolean.parseBoolean(zeroCopySend));
+        }
         this.config = b.build();
     }
 

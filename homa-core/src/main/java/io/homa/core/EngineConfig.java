@@ -58,6 +58,14 @@ public final class EngineConfig {
     public final boolean pacerEnabled;
     /** Most equal-size segments grouped into one transmit (one GSO send). */
     public final int maxGsoSegments;
+    /**
+     * Whether DATA transmits of a message whose payload is all direct memory (1 KiB at least, in
+     * segments of 16 KiB at least: below, the copy is cheaper) carry only headers
+     * in the transmit buffer and name the payload range instead ({@link Transmit#payloadByReference()}),
+     * so a shell can send slices of the caller's buffer. Off: every payload byte is copied into the
+     * transmit buffer (what the simulator and a heap payload need anyway).
+     */
+    public final boolean sendPayloadByReference;
     /** Timer tick, in ns. */
     public final long tickNanos;
     /** Silent ticks before the first RESEND. */
@@ -142,6 +150,7 @@ public final class EngineConfig {
         this.pacerLateCreditNanos = b.pacerLateCreditNanos;
         this.pacerEnabled = b.pacerEnabled;
         this.maxGsoSegments = b.maxGsoSegments;
+        this.sendPayloadByReference = b.sendPayloadByReference;
         this.tickNanos = b.tickNanos;
         this.resendTicks = b.resendTicks;
         this.resendIntervalTicks = b.resendIntervalTicks;
@@ -197,6 +206,7 @@ public final class EngineConfig {
         b.pacerLateCreditNanos = pacerLateCreditNanos;
         b.pacerEnabled = pacerEnabled;
         b.maxGsoSegments = maxGsoSegments;
+        b.sendPayloadByReference = sendPayloadByReference;
         b.tickNanos = tickNanos;
         b.resendTicks = resendTicks;
         b.resendIntervalTicks = resendIntervalTicks;
@@ -282,6 +292,7 @@ public final class EngineConfig {
         private long pacerLateCreditNanos = 500_000;
         private boolean pacerEnabled = true;
         private int maxGsoSegments = 64;
+        private boolean sendPayloadByReference;
         private long tickNanos = 1_000_000;
         private int resendTicks = 5;
         private int resendIntervalTicks = 5;
@@ -326,6 +337,7 @@ public final class EngineConfig {
         public Builder pacerLateCreditNanos(long v) { this.pacerLateCreditNanos = v; return this; }
         public Builder pacerEnabled(boolean v) { this.pacerEnabled = v; return this; }
         public Builder maxGsoSegments(int v) { this.maxGsoSegments = v; return this; }
+        public Builder sendPayloadByReference(boolean v) { this.sendPayloadByReference = v; return this; }
         public Builder tickNanos(long v) { this.tickNanos = v; return this; }
         public Builder resendTicks(int v) { this.resendTicks = v; return this; }
         public Builder resendIntervalTicks(int v) { this.resendIntervalTicks = v; return this; }

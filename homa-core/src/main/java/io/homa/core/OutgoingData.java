@@ -28,6 +28,8 @@ final class OutgoingData {
     private final MemoryLimits limits;
     private final int segment;
     private final int unscheduledLimit;
+    /** Whether DATA of large direct payloads is described by reference rather than copied. */
+    private final boolean inPlace;
 
     OutgoingData(EngineConfig cfg, EngineCounters counters, RpcTable rpcs, SenderQueue senders, Pacer pacer,
                  Priorities priorities, Acks acks, GrantScheduler grants, ControlPackets control, MemoryLimits limits) {
@@ -43,6 +45,7 @@ final class OutgoingData {
         this.limits = limits;
         this.segment = cfg.segmentPayload();
         this.unscheduledLimit = cfg.unscheduledLimit();
+        this.inPlace = cfg.sendPayloadByReference && segment >= MIN_IN_PLACE_SEGMENT;
     }
 
     /**
@@ -84,6 +87,20 @@ final class OutgoingData {
 
     // ------------------------------------------------------------------ the segment writer
 
+    /**
+     * Shortest message sent by reference: below it copying the bytes costs less than the shell's
+     * composite and two slices per datagram (a 100 B echo allocated about 420 B more per call in
+     * place than copied; see docs/benchmarks.md).
+     */
+    static final int MIN_IN_PLACE_LENGTH = 1024;
+    /**
+     * Smallest segment payload for which messages are sent by reference at all. Each datagram sent
+     * in place costs the shell a few hundred bytes of objects (slices, composite components, the
+     * NIO views epoll takes of them): at 1,500 B datagrams that cost more CPU than copying the
+     * bytes, at 9,000 B about the same, at loopback's 64 KB less (docs/benchmarks.md).
+     */
+    static final int MIN_IN_PLACE_SEGMENT = 16 * 1024;
+
     /** The bytes the pacer weighs for {@code m}'s next batch: its queued retransmission, else what is unsent. */
     int backlog(OutgoingMessage m) {
         return m.hasRetransmit() ? m.retransmitEnd() - m.retransmitStart() : m.remaining();
@@ -107,19 +124,27 @@ final class OutgoingData {
         }
         Peer peer = m.rpc.peer;
         int first = Math.min(segment, end - pos);
+        // By reference: only headers go into the buffer; the shell adds the payload in place.
+        boolean byReference = inPlace && m.length >= MIN_IN_PLACE_LENGTH && m.direct();
+        int startPos = pos;
+        int outStart = out.position();
         int count = 0;
         int total = 0;
         while (true) {
             int n = Math.min(segment, end - pos);
             if (count > 0 && (n <= 0 || n > first || (!retransmit && priorities.priorityAt(m, pos) != priority)
-                    || out.remaining() < WireFormat.DATA_HEADER + n || !pacer.mayTransmit(now, paceEnd - pos))) {
+                    || out.remaining() < WireFormat.DATA_HEADER + (byReference ? 0 : n) || !pacer.mayTransmit(now, paceEnd - pos))) {
                 break;
             }
             int at = out.position();
             PacketEncoder.dataHeader(out, at, m.rpc.id, m.length, Math.min(m.granted, m.length), pos,
                     peer.cutoffVersion, retransmit, acks.piggyback(peer), 0);
-            m.copyPayload(out, at + WireFormat.DATA_HEADER, pos, n);
-            out.position(at + WireFormat.DATA_HEADER + n);
+            if (byReference) {
+                out.position(at + WireFormat.DATA_HEADER);
+            } else {
+                m.copyPayload(out, at + WireFormat.DATA_HEADER, pos, n);
+                out.position(at + WireFormat.DATA_HEADER + n);
+            }
             pos += n;
             if (retransmit) {
                 counters.add(Counter.BYTES_RETRANSMITTED, n);
@@ -145,6 +170,9 @@ final class OutgoingData {
             counters.add(Counter.PACKETS_RETRANSMITTED, count);
         }
         t.set(peer.address, priority, WireFormat.DATA_HEADER + first, count, total, true);
+        if (byReference) {
+            t.byReference(m.payload, startPos, WireFormat.DATA_HEADER, out.position() - outStart);
+        }
         afterSend(now, m);
     }
 

@@ -92,6 +92,19 @@ final class OutgoingMessage {
         return (int) Math.min(n, Integer.MAX_VALUE);
     }
 
+    /** Whether every payload byte is in direct memory: a shell can send it in place (see {@link EngineConfig#sendPayloadByReference}). */
+    boolean direct() {
+        if (parts == null) {
+            return payload.isDirect();
+        }
+        for (ByteBuffer b : parts) {
+            if (!b.isDirect()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** Copies payload bytes {@code [offset, offset + n)} into {@code out} at absolute index {@code at}. */
     void copyPayload(ByteBuffer out, int at, int offset, int n) {
         if (parts == null) {

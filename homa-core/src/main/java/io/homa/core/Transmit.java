@@ -1,12 +1,20 @@
 package io.homa.core;
 
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 
 /**
  * What {@link HomaEngine#pollTransmit} wrote: {@link #segments} datagrams of {@link #segmentSize}
  * bytes each (the last may be shorter), back to back in the caller's buffer, all to one
  * destination at one priority, so that they can leave in one GSO send. The object is reused by
  * the engine: read it before the next poll.
+ *
+ * <p>With {@link EngineConfig#sendPayloadByReference} a DATA transmit of a direct-memory payload is
+ * {@linkplain #payloadByReference() by reference}: the buffer holds only the {@link #segments}
+ * headers ({@link #headerSize()} bytes each, back to back, {@link #written()} in all), and segment
+ * {@code i} is header {@code i} followed by payload bytes
+ * {@code [payloadOffset() + i * (segmentSize() - headerSize()), ...)} of the message
+ * {@link #payload()} names, {@link #length()} bytes on the wire in all.
  */
 public final class Transmit {
     InetSocketAddress destination;
@@ -15,6 +23,11 @@ public final class Transmit {
     int segments;
     int length;
     boolean data;
+    /** The message's payload (or first part) when its bytes were not copied, else null. */
+    ByteBuffer payload;
+    int payloadOffset;
+    int headerSize;
+    int written;
 
     void set(InetSocketAddress destination, int priority, int segmentSize, int segments, int length, boolean data) {
         this.destination = destination;
@@ -23,6 +36,16 @@ public final class Transmit {
         this.segments = segments;
         this.length = length;
         this.data = data;
+        this.payload = null;
+        this.written = length;
+    }
+
+    /** Marks this DATA transmit as headers only, its payload read from {@code payload} at {@code offset}. */
+    void byReference(ByteBuffer payload, int offset, int headerSize, int written) {
+        this.payload = payload;
+        this.payloadOffset = offset;
+        this.headerSize = headerSize;
+        this.written = written;
     }
 
     /** Where the datagrams go. */
@@ -37,8 +60,26 @@ public final class Transmit {
     /** Number of datagrams. */
     public int segments() { return segments; }
 
-    /** Total bytes written. */
+    /** Total bytes of the datagrams (headers and payload). */
     public int length() { return length; }
+
+    /** Bytes the engine wrote into the transmit buffer: {@link #length()}, or only the headers if by reference. */
+    public int written() { return written; }
+
+    /** Whether the payload bytes were left in the caller's buffer rather than copied (see the class comment). */
+    public boolean payloadByReference() { return payload != null; }
+
+    /**
+     * The payload buffer (the first part of a payload in parts) given to the engine, the same object
+     * a {@link PayloadReleaseListener} is later told about; null unless {@link #payloadByReference()}.
+     */
+    public ByteBuffer payload() { return payload; }
+
+    /** Offset in the message of the first segment's payload bytes (by reference only). */
+    public int payloadOffset() { return payloadOffset; }
+
+    /** Bytes of each DATA header in the buffer (by reference only). */
+    public int headerSize() { return headerSize; }
 
     /** Whether these are DATA packets (else a single control packet). */
     public boolean isData() { return data; }
@@ -46,6 +87,7 @@ public final class Transmit {
     @Override
     public String toString() {
         return "Transmit{" + destination + " prio=" + priority + " " + segments + "x" + segmentSize
-                + " len=" + length + (data ? " data" : " control") + "}";
+                + " len=" + length + (data ? " data" : " control")
+                + (payload != null ? " payload@" + payloadOffset : "") + "}";
     }
 }

@@ -227,7 +227,7 @@ class EngineConfigTest {
                 .maxIncoming(800_000).maxOvercommit(4).grantWindow(60_000).grantFifoFraction(100)
                 .fifoGrantIncrement(30_000).grantBatchSegments(3).unscheduledCutoffs(0, 0, 0, 100, 200, 300, 400, 500)
                 .maxScheduledPriority(2).defaultUnscheduledPriority(5).linkMbps(100_000)
-                .maxNicQueueNanos(2_000).throttleMinBytes(500).pacerLateCreditNanos(20_000).pacerEnabled(false).maxGsoSegments(16)
+                .maxNicQueueNanos(2_000).throttleMinBytes(500).pacerLateCreditNanos(20_000).pacerEnabled(false).maxGsoSegments(16).sendPayloadByReference(true)
                 .tickNanos(500_000).resendTicks(3).resendIntervalTicks(4).timeoutTicks(50).needAckTicks(3).ackDelayTicks(1).timerTrafficPercent(20)
                 .tombstoneTicks(7).cutoffsIntervalNanos(2_000_000).maxRestarts(2).maxServerRpcsPerPeer(99)
                 .maxRpcs(1234).maxBufferedBytes(1L << 20).maxBufferedBytesPerPeer(1L << 19)
