@@ -45,8 +45,8 @@ import java.util.concurrent.TimeUnit;
  * timer is harmless). It also enforces each call's deadline and each request's timeout.
  *
  * <p>Received datagrams go to the engine in the order the {@link ReceiveDrain} chooses: control
- * packets and short messages as they are read, long messages' data after the loop's current I/O
- * round. The engine is drained once per read batch ({@code channelReadComplete}) and once after
+ * packets and short messages as they are read, long messages' data in large datagrams after the
+ * loop's current I/O round. The engine is drained once per read batch ({@code channelReadComplete}) and once after
  * the deferred data. With several event loops on one port, a datagram about one
  * of our client RPCs (odd sender id) that the kernel delivered to another loop is passed to the
  * loop whose engine owns the RPC (its index is in the id's low bits).
@@ -122,7 +122,8 @@ final class EngineLoop implements ServerRequest.Path {
         this.requestSkipped = () -> runOnLoop(() -> shell[Shell.REQUESTS_SKIPPED.ordinal()]++);
         this.windows = new CallWindows(socket.config().maxCallsPerServer());
         this.receiveDrain = new ReceiveDrain(this::onDatagram, loop, this::onReadComplete,
-                engineConfig.unscheduledLimit(), ReceiveDrain.MAX_DEFERRED_BYTES, shell);
+                engineConfig.unscheduledLimit(), ReceiveDrain.MIN_BULK_DATAGRAM_BYTES, ReceiveDrain.MAX_DEFERRED_BYTES,
+                shell);
         boolean fallback = socket.config().tcpFallback();
         this.heard = fallback ? new HashMap<>() : null;
         this.delivered = fallback ? new DroppedRequests(TcpFrames.retryWindowNanos(socket.config())) : null;

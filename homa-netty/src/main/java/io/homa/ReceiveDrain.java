@@ -12,14 +12,19 @@ import java.util.function.Consumer;
 
 /**
  * SRPT on the host, for the datagrams one event loop reads: control packets and DATA of short
- * messages go to the engine as they are read; DATA of long messages waits until the loop has read
+ * messages go to the engine as they are read; large datagrams of long messages wait until the loop has read
  * every socket that was ready in this I/O round (all its priority sockets, and a TCP fallback
  * channel on the same loop), so a 100 B request never waits in our own process behind the copying
  * of 64 KB datagrams read before it.
  *
  * <p>The class is judged from the Homa header alone (no decoding, nothing trusted): a datagram is
- * <em>bulk</em> when it says it is DATA of a message longer than {@code shortMessageBytes};
- * anything else, malformed datagrams included, is urgent (the engine then drops what is bad). The
+ * <em>bulk</em> when it says it is DATA of a message longer than {@code shortMessageBytes} and it
+ * is at least {@code minBulkDatagramBytes} long; anything else, malformed datagrams included, is
+ * urgent (the engine then drops what is bad). The size floor is there because waiting has a price
+ * (a task, and a second drain and flush in a round that also had urgent datagrams) that only a
+ * large datagram's processing repays: an MTU-sized datagram costs the engine a copy of 1.5 KB at
+ * most, less than its deferral, and on the 1,500-byte testbed deferring every one of them made
+ * the hosts late (docs/benchmarks.md, "The testbed regression"). The
  * receiver cannot see the IP TOS the sender chose, but Homa's sender picks an unscheduled
  * priority from the message length, so the length is the same signal. Handing the engine DATA
  * after control packets that were read later is a reordering UDP may do anyway; the protocol copes.
@@ -39,11 +44,18 @@ final class ReceiveDrain {
      * held memory stays within a few of the loop's read buffers. A round size, not a measured optimum.
      */
     static final int MAX_DEFERRED_BYTES = 1 << 20;
+    /**
+     * Smallest datagram worth deferring: 16 KiB, where copying its payload (a few microseconds)
+     * outweighs the deferral's task, drain and flush; the size at which zero-copy send starts
+     * paying off too. Below it (any MTU up to jumbo frames) nothing is deferred.
+     */
+    static final int MIN_BULK_DATAGRAM_BYTES = 16 * 1024;
 
     private final Consumer<DatagramPacket> engine;
     private final Executor loop;
     private final Runnable afterDeferred;
     private final int shortMessageBytes;
+    private final int minBulkDatagramBytes;
     private final int maxDeferredBytes;
     private final long[] shell;
     private final ArrayDeque<DatagramPacket> deferred = new ArrayDeque<>();
@@ -57,22 +69,24 @@ final class ReceiveDrain {
      * @param loop              runs the deferred datagrams' task after the current I/O round
      * @param afterDeferred     runs after the deferred datagrams went to {@code engine}
      * @param shortMessageBytes DATA of messages up to this long is urgent
+     * @param minBulkDatagramBytes datagrams shorter than this are urgent
      * @param maxDeferredBytes  bulk bytes held back at most
      * @param shell             the loop's shell counters (RECEIVE_DEFERRED is counted here)
      */
     ReceiveDrain(Consumer<DatagramPacket> engine, Executor loop, Runnable afterDeferred, int shortMessageBytes,
-                 int maxDeferredBytes, long[] shell) {
+                 int minBulkDatagramBytes, int maxDeferredBytes, long[] shell) {
         this.engine = engine;
         this.loop = loop;
         this.afterDeferred = afterDeferred;
         this.shortMessageBytes = shortMessageBytes;
+        this.minBulkDatagramBytes = minBulkDatagramBytes;
         this.maxDeferredBytes = maxDeferredBytes;
         this.shell = shell;
     }
 
     /** A datagram just read (ownership passes here). */
     void offer(DatagramPacket p) {
-        if (closed || !isBulk(p.content(), shortMessageBytes)) {
+        if (closed || p.content().readableBytes() < minBulkDatagramBytes || !isBulk(p.content(), shortMessageBytes)) {
             engine.accept(p);
             return;
         }

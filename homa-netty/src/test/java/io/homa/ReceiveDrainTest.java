@@ -26,6 +26,8 @@ class ReceiveDrainTest {
     private static final InetSocketAddress PEER = new InetSocketAddress("127.0.0.1", 4000);
     private static final int SHORT_LIMIT = 40_000;
     private static final int SEGMENT = 8_000;
+    /** Datagrams shorter than this are never deferred (the sockets use 16 KiB). */
+    private static final int MIN_BULK = 4_000;
 
     /** What the engine got, by sender id, in order; every datagram is released as the loop's sink does. */
     private final List<Long> handed = new ArrayList<>();
@@ -38,7 +40,7 @@ class ReceiveDrainTest {
         return new ReceiveDrain(p -> {
             handed.add(p.content().getLong(p.content().readerIndex() + WireFormat.OFF_SENDER_ID));
             p.release();
-        }, tasks::add, () -> drains++, SHORT_LIMIT, maxDeferredBytes, shell);
+        }, tasks::add, () -> drains++, SHORT_LIMIT, MIN_BULK, maxDeferredBytes, shell);
     }
 
     private DatagramPacket data(long id, int messageLength, int payload) {
@@ -108,6 +110,19 @@ class ReceiveDrainTest {
     }
 
     @Test
+    void smallDatagramsOfALongMessage_goStraightThrough() {
+        ReceiveDrain d = drain(ReceiveDrain.MAX_DEFERRED_BYTES);
+        d.offer(data(1, 1_000_000, MIN_BULK - WireFormat.DATA_HEADER - 1)); // one byte short of the floor
+        d.offer(data(2, 1_000_000, MIN_BULK - WireFormat.DATA_HEADER)); // at the floor: bulk
+        d.offer(data(3, 100, 100));
+        assertEquals(List.of(1L, 3L), handed, "a small datagram is cheaper to handle than to defer");
+        assertEquals(1, shell[HomaMetrics.Shell.RECEIVE_DEFERRED.ordinal()]);
+        runTasks();
+        assertEquals(List.of(1L, 3L, 2L), handed);
+        assertAllReleased();
+    }
+
+    @Test
     void deferral_isBounded_oldestGoFirstOnceTheBoundIsPassed() {
         int size = WireFormat.DATA_HEADER + SEGMENT;
         ReceiveDrain d = drain(2 * size);
@@ -156,6 +171,21 @@ class ReceiveDrainTest {
             Loopback.awaitIdle(client, server);
             assertTrue(server.metrics().shell(HomaMetrics.Shell.RECEIVE_DEFERRED) > 0, server.metrics().toString());
             assertTrue(client.metrics().shell(HomaMetrics.Shell.RECEIVE_DEFERRED) > 0, client.metrics().toString());
+        }
+    }
+
+    @Test
+    void sockets_atMtu1500_deferNothing() throws Exception {
+        try (HomaSocket server = HomaSocket.open(Loopback.config().mtu(1500).build());
+             HomaSocket client = HomaSocket.open(Loopback.config().mtu(1500).build())) {
+            server.serve(r -> r.reply(r.toByteArray()));
+            byte[] large = new byte[256 * 1024];
+            new Random(2).nextBytes(large);
+            assertArrayEquals(large, client.call(Loopback.addressOf(server), large).get(60, TimeUnit.SECONDS));
+            Loopback.awaitIdle(client, server);
+            assertTrue(server.metrics().shell(HomaMetrics.Shell.DATAGRAMS_RECEIVED) > 100, server.metrics().toString());
+            assertEquals(0, server.metrics().shell(HomaMetrics.Shell.RECEIVE_DEFERRED), "1,500-byte datagrams are never deferred");
+            assertEquals(0, client.metrics().shell(HomaMetrics.Shell.RECEIVE_DEFERRED));
         }
     }
 
