@@ -26,15 +26,22 @@ public final class HomaLoadTransport implements LoadTransport {
      */
     private byte[] oneWayRequest = LoadTransport.request(SizeDistribution.MIN_REQUEST, ONE_WAY_RESPONSE);
 
-    public HomaLoadTransport(InetSocketAddress bind, boolean serve, double linkGbps, Duration deadline) {
+    /**
+     * @param maxIncoming the receiver's grant budget in bytes ({@code HomaConfig.maxIncoming}), or 0
+     *                    for what HomaConfig derives from the link rate
+     */
+    public HomaLoadTransport(InetSocketAddress bind, boolean serve, double linkGbps, int maxIncoming, Duration deadline) {
         this.deadline = deadline;
-        HomaConfig config = HomaConfig.builder()
+        HomaConfig.Builder b = HomaConfig.builder()
                 .bindAddress(bind)
                 .mtu(1500)
                 .linkMbps(Math.max(1, Math.round(linkGbps * 1000)))
                 .inlineExecution(true)
-                .defaultDeadline(deadline)
-                .build();
+                .defaultDeadline(deadline);
+        if (maxIncoming > 0) {
+            b.maxIncoming(maxIncoming);
+        }
+        HomaConfig config = b.build();
         socket = HomaSocket.open(config);
         if (serve) {
             socket.serve(request -> {

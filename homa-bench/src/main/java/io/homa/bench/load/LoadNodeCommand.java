@@ -60,6 +60,7 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
     @Option(names = "--link-gbps", defaultValue = "1", description = "Link rate for the slowdown's ideal time and Homa's pacer (default ${DEFAULT-VALUE}).") double linkGbps;
     @Option(names = "--base-rtt-us", defaultValue = "0", description = "Unloaded RTT of the smallest message, us, the same for every protocol (0: no slowdowns).") double baseRttUs;
     @Option(names = "--own-base-rtt-us", defaultValue = "0", description = "This protocol's own unloaded RTT of the smallest message, us (0: no own-base slowdowns).") double ownBaseRttUs;
+    @Option(names = "--homa-max-incoming", paramLabel = "BYTES", defaultValue = "0", description = "Homa's grant budget (HomaConfig.maxIncoming; 0: derived from --link-gbps).") int homaMaxIncoming;
     @Option(names = "--threads", defaultValue = "1", description = "TCP event loop threads (default ${DEFAULT-VALUE}).") int threads;
     @Option(names = "--tcp-connections", defaultValue = "4", description = "TCP connections per client-server pair (default ${DEFAULT-VALUE}).") int tcpConnections;
     @Option(names = "--calibrate", paramLabel = "N", defaultValue = "0", description = "Calibration: N sequential calls of the smallest message.") int calibrate;
@@ -149,7 +150,7 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
         long t0 = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(startWall - System.currentTimeMillis());
 
         LoadTransport transport = protocol.equals("homa")
-                ? new HomaLoadTransport(self != null ? self : new InetSocketAddress("0.0.0.0", 0), serve, linkGbps, deadline)
+                ? new HomaLoadTransport(self != null ? self : new InetSocketAddress("0.0.0.0", 0), serve, linkGbps, homaMaxIncoming, deadline)
                 : new TcpLoadTransport(serve ? self : null, serve, threads, tcpConnections);
         Thread hook = new Thread(transport::close, "load-node-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
