@@ -739,6 +739,18 @@ public final class HomaConfig {
             return new HomaConfig(this, engine);
         }
 
+        /**
+         * Link time the grant budget covers at least on a link slower than the default (unless that
+         * is more than the default budget): a grant's way to the sender and its data's way back
+         * through two user-space hosts whose wake-ups come hundreds of microseconds late, with room
+         * for batched grants (at 100 Mbit/s, 62.5 KB: one message's window holds four batches). The
+         * budget scaled in proportion to the link (ten segments, 14 KB, at 100 Mbit/s) idled the
+         * testbed's links waiting for grants and left every DATA packet its own GRANT; measured in
+         * docs/benchmarks.md, "The grant budget on slow links". Scheduled bytes queue at the lowest
+         * priorities, so the larger budget does not delay short messages at the switch.
+         */
+        private static final long SLOW_LINK_GRANT_TURNAROUND_NANOS = 5_000_000;
+
         /** NIC queue the pacer allows on a link slower than the default: covers a late timer wake-up. */
         private static final long SLOW_LINK_NIC_QUEUE_NANOS = 500_000;
 
@@ -752,7 +764,10 @@ public final class HomaConfig {
                 b.unscheduledBytes((int) Math.max(segment, Math.round(d.unscheduledBytes * f)));
             }
             if (!budgetChosen) {
-                b.maxIncoming((int) Math.max(Math.max(10L * segment, engine.mtu), Math.round(d.maxIncoming * f)));
+                long holdsTurnaround = engine.linkMbps * SLOW_LINK_GRANT_TURNAROUND_NANOS / 8_000; // Mbit/s x ns / 8,000 = bytes
+                long budget = Math.max(Math.max(10L * segment, engine.mtu),
+                        Math.max(Math.round(d.maxIncoming * f), holdsTurnaround));
+                b.maxIncoming((int) Math.min(budget, Math.max(d.maxIncoming, 10L * segment)));
             }
             // The pacer lets the NIC queue hold what the link sends in SLOW_LINK_NIC_QUEUE_NANOS:
             // it is woken by a timer, and a wake-up that comes late with the queue empty leaves the

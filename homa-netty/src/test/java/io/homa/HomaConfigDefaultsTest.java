@@ -29,7 +29,7 @@ class HomaConfigDefaultsTest {
         EngineConfig e = onEthernet().linkMbps(10).build().engineConfig();
         assertEquals(1500, e.mtu);
         assertEquals(e.segmentPayload(), e.unscheduledBytes, "one segment, not 40,000 bytes");
-        assertEquals(10 * e.segmentPayload(), e.maxIncoming);
+        assertEquals(10 * e.segmentPayload(), e.maxIncoming, "ten segments: more than 5 ms at 10 Mbit/s");
     }
 
     @Test
@@ -67,10 +67,13 @@ class HomaConfigDefaultsTest {
     }
 
     @Test
-    void slowerLink_scalesInProportion() {
+    void slowerLink_scalesUnscheduledInProportion_budgetCoversFiveMillisecondsUpToTheDefault() {
         EngineConfig e = onEthernet().linkMbps(2_500).build().engineConfig();
         assertEquals(D.unscheduledBytes / 10, e.unscheduledBytes);
-        assertEquals(D.maxIncoming / 10, e.maxIncoming);
+        assertEquals(D.maxIncoming, e.maxIncoming, "5 ms at 2.5 Gbit/s is more than the default budget");
+        EngineConfig t = onEthernet().linkMbps(100).build().engineConfig();
+        assertEquals(62_500, t.maxIncoming, "5 ms at 100 Mbit/s (the testbed), not ten segments");
+        assertEquals(t.segmentPayload(), t.unscheduledBytes);
     }
 
     @Test
