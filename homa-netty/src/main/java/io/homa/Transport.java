@@ -256,8 +256,9 @@ final class Transport {
                 .option(ChannelOption.SO_RCVBUF, config.receiveBufferBytes())
                 .option(ChannelOption.SO_SNDBUF, config.sendBufferBytes())
                 .option(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(1 << 20, 4 << 20))
-                .option(ChannelOption.RECVBUF_ALLOCATOR,
-                        new FixedRecvByteBufAllocator(receiveSlot * receiveBatch).maxMessagesPerRead(
+                .option(ChannelOption.RECVBUF_ALLOCATOR, epoll && receiveBatch > 1
+                        ? new BatchedReads(receiveSlot * receiveBatch, MAX_MESSAGES_PER_READ)
+                        : new FixedRecvByteBufAllocator(receiveSlot * receiveBatch).maxMessagesPerRead(
                                 MAX_MESSAGES_PER_READ));
         if (tos >= 0) {
             b.option(ChannelOption.IP_TOS, tos);
