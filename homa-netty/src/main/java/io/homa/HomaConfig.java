@@ -450,14 +450,19 @@ public final class HomaConfig {
         /** Unscheduled priority cutoffs, index = level (default Linux Homa's). */
         public Builder unscheduledCutoffs(int... v) { protocol.unscheduledCutoffs(v); return this; }
         /**
-         * Link rate, Mbit/s (default 25,000): the pacer's rate and the timer traffic's share. The
-         * unscheduled bytes and the grant budget are a round trip's worth of bytes and ten of them;
-         * on a link slower than the default, those you do not set yourself shrink in proportion
-         * (the round trip is assumed the same), to no less than one segment and ten segments, and
-         * unless set with {@link #maxNicQueue}, the pacer's NIC queue allowance grows to 0.5 ms (the
-         * lateness of a timer wake-up it must cover). Otherwise a 10 Mbit/s link would take 40,000
-         * bytes of every message unannounced (32 ms of queue at the receiver's switch port), where
-         * Homa means to keep that queue at about one round trip.
+         * Link rate, Mbit/s (default 25,000): the pacer's rate and the timer traffic's share. On a
+         * link slower than the default, what you do not set yourself is derived from it:
+         * <ul>
+         * <li>the unscheduled bytes (a round trip's worth) shrink in proportion, to no less than one
+         *     segment: otherwise a 10 Mbit/s link would take 40,000 bytes of every message
+         *     unannounced (32 ms of queue at the receiver's switch port, in front of short messages);</li>
+         * <li>the grant budget ({@link #maxIncoming}) becomes 5 ms of the link, at least ten segments
+         *     and at most the default 400,000 bytes: it must cover a grant's round trip through two
+         *     user-space hosts that wake late, with room for batched grants (62,500 bytes at 100
+         *     Mbit/s); scheduled bytes queue at low priorities, behind short messages;</li>
+         * <li>the pacer's NIC queue allowance ({@link #maxNicQueue}) grows to 0.5 ms, the lateness of
+         *     a timer wake-up it must cover.</li>
+         * </ul>
          */
         public Builder linkMbps(long v) { protocol.linkMbps(v); linkChosen = true; return this; }
         /** Whether the sender's pacer is on (default true). */
@@ -765,8 +770,8 @@ public final class HomaConfig {
             }
             if (!budgetChosen) {
                 long holdsTurnaround = engine.linkMbps * SLOW_LINK_GRANT_TURNAROUND_NANOS / 8_000; // Mbit/s x ns / 8,000 = bytes
-                long budget = Math.max(Math.max(10L * segment, engine.mtu),
-                        Math.max(Math.round(d.maxIncoming * f), holdsTurnaround));
+                // (Always more than the budget scaled in proportion, which it replaced.)
+                long budget = Math.max(Math.max(10L * segment, engine.mtu), holdsTurnaround);
                 b.maxIncoming((int) Math.min(budget, Math.max(d.maxIncoming, 10L * segment)));
             }
             // The pacer lets the NIC queue hold what the link sends in SLOW_LINK_NIC_QUEUE_NANOS:
