@@ -96,6 +96,9 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
         if (t.endsWith("ms")) {
             return Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2)));
         }
+        if (!t.isEmpty() && Character.isDigit(t.charAt(t.length() - 1))) {
+            return Duration.ofNanos((long) (Double.parseDouble(t) * 1e9)); // no unit: seconds ("0" too)
+        }
         double v = Double.parseDouble(t.substring(0, t.length() - 1));
         return switch (t.charAt(t.length() - 1)) {
             case 's' -> Duration.ofNanos((long) (v * 1e9));
@@ -271,15 +274,20 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
         // thousands of calls, and a user-space transport has more of it to compile than one whose
         // path is mostly in the kernel (3,000 calls, the first fifth skipped, left Homa's code
         // half cold: 207 against 103 us on loopback after 30,000 calls; TCP's 56 against 33).
+        // A failed warm-up call (a lost datagram, a slow start) is counted apart: it does not make
+        // the calibration fail, as a failed timed call does.
         long warmEnd = System.nanoTime() + duration(calibrateWarmup).toNanos();
-        int failures = 0;
+        int warmupCalls = 0;
+        int warmupFailures = 0;
         while (System.nanoTime() < warmEnd) {
+            warmupCalls++;
             try {
                 transport.call(peer, len, resp).get(5, TimeUnit.SECONDS);
             } catch (Exception e) {
-                failures++;
+                warmupFailures++;
             }
         }
+        int failures = 0;
         long[] rtts = new long[calibrate];
         for (int i = 0; i < calibrate; i++) {
             long t = System.nanoTime();
@@ -299,6 +307,8 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
         m.put("length", len);
         m.put("responseLength", resp);
         m.put("calls", calibrate);
+        m.put("warmupCalls", warmupCalls);
+        m.put("warmupFailures", warmupFailures);
         m.put("failures", failures);
         m.put("medianRttUs", median);
         m.put("p10RttUs", kept[kept.length / 10] / 1000.0);

@@ -176,7 +176,7 @@ class LoadReportFieldsTest {
 
         String md = Files.readString(dir.resolve("report.md"));
         assertTrue(md.contains("This run is not valid"), md);
-        assertTrue(md.contains("INVALID: measures the CPU (2.0% of sends > 1 ms late"), md);
+        assertTrue(md.contains("INVALID: measures the CPU (2.00% of sends > 1 ms late"), md);
         assertTrue(md.contains("DID NOT CARRY THE OFFERED LOAD"), md);
         String svg = Files.readString(dir.resolve("slowdown.svg"));
         assertTrue(svg.contains("Homa p99 (!)"), svg);

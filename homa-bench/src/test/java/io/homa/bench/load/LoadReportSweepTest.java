@@ -28,6 +28,21 @@ class LoadReportSweepTest {
     }
 
     @Test
+    void aRunTheReportJudgedInvalid_isInvalidInTheSweep_evenWhenItsRoundedFractionIsAtTheLimit() throws Exception {
+        Path dir = root.resolve("load-50");
+        Files.createDirectories(dir);
+        // 1.05% of sends CPU-late, written with three decimals as 0.01: the report said invalid.
+        String homa = "{\"summary\": {\"offeredCalls\": 1000, \"offeredGbps\": 0.1, \"completedGbps\": 0.1,"
+                + " \"completedOverOffered\": 1, \"completedBytesOverOffered\": 1, \"failures\": 0, \"shortP99Slowdown\": 5,"
+                + " \"cpuLateFraction\": 0.01, \"validCpu\": false}}";
+        Files.writeString(dir.resolve("report.json"), "{\"load\": 0.5, \"protocols\": {\"homa\": " + homa + "}}",
+                StandardCharsets.UTF_8);
+        assertEquals(0, LoadReportCommand.execute(new String[] {"--sweep", dir.toString(), "--out", root.toString()}));
+        String md = Files.readString(root.resolve("sweep.md"));
+        assertTrue(md.contains("INVALID: measures the CPU"), md);
+    }
+
+    @Test
     @SuppressWarnings("unchecked")
     void bytesFallingBehind_isNotSustained() throws Exception {
         report(root.resolve("load-50"), 0.5, 1.0, 0.99);
