@@ -253,10 +253,10 @@ public final class CompareCommand implements Callable<Integer> {
                 ", background %s of %s Gbit/s (%d of %d arrivals completed, %d shed)%s",
                 CompareReport.fmt(bg.achievedGbit()), CompareReport.fmt(bg.offeredGbit()), bg.completed(), bg.arrived(),
                 bg.shed(), bg.carried() ? "" : " NOT CARRIED");
-        stderr.printf(Locale.ROOT, "p50 %8s us  p99 %8s us  p99.9 %8s us  cpu %6s us/call  (%d calls, %.1f s%s%s)%n",
+        stderr.printf(Locale.ROOT, "p50 %8s us  p99 %8s us  p99.9 %8s us  cpu %6s us/call  (%d calls, %.1f s, JIT compiling %s ms%s%s)%n",
                 CompareReport.fmt(r.stats().p50us()), CompareReport.fmt(r.stats().p99us()),
                 CompareReport.fmt(r.stats().p999us()), CompareReport.fmt(r.cpuUsPerCall()), r.stats().samples(),
-                r.seconds(), background, extra);
+                r.seconds(), CompareReport.fmt(r.jitMs()), background, extra);
     }
 
     /** {@code --sweep}: loaded-100B at each offered load, every transport that carries 1 MB calls. */

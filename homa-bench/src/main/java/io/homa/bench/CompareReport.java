@@ -134,6 +134,7 @@ public final class CompareReport {
         m.put("cpu_us_per_call", s.cpuUsPerCall());
         m.put("alloc_bytes_per_call", s.allocBytesPerCall());
         m.put("cpu_cores", s.cpuCores());
+        m.put("jit_ms", s.jitMs());
         if (s.scenario().kind() == Scenario.Kind.LOADED) {
             m.put("background_gbit_per_s", s.backgroundGbit());
             m.put("background_offered_gbit_per_s", s.backgroundOfferedGbit());

@@ -28,8 +28,13 @@ public final class CostMeter {
     private static final java.lang.management.ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
     private static final Method TOTAL_ALLOCATED = totalAllocatedMethod();
 
-    /** The cost of one interval: CPU nanoseconds (-1 unknown) and allocated bytes (-1 unknown). */
-    public record Cost(long cpuNanos, long allocatedBytes, long wallNanos) {
+    /**
+     * The cost of one interval: CPU nanoseconds (-1 unknown), allocated bytes (-1 unknown), and the
+     * JIT's compilation time in it (milliseconds summed over the compiler threads, -1 unknown). The
+     * CPU counts the compiler threads too; the compilation time says how much of it may be the JIT
+     * still at work rather than the transport (a wall-clock figure: an upper bound on their CPU).
+     */
+    public record Cost(long cpuNanos, long allocatedBytes, long wallNanos, long compileMillis) {
         /** CPU microseconds per call, NaN if unknown or no call. */
         public double cpuMicrosPer(long calls) {
             return cpuNanos < 0 || calls <= 0 ? Double.NaN : cpuNanos / 1e3 / calls;
@@ -47,6 +52,7 @@ public final class CostMeter {
     }
 
     private final long startCpu;
+    private final long startCompile;
     private final long startWall;
     private final long startTotal;
     /** Per-thread allocation when started and as last sampled (the fallback). */
@@ -58,6 +64,7 @@ public final class CostMeter {
     private CostMeter() {
         startWall = System.nanoTime();
         startCpu = processCpuNanos();
+        startCompile = compileMillis();
         if (TOTAL_ALLOCATED != null) {
             startTotal = totalAllocated();
             startByThread = null;
@@ -97,6 +104,7 @@ public final class CostMeter {
     /** Ends the interval and returns what it cost. */
     public Cost stop() {
         long cpu = processCpuNanos();
+        long compile = compileMillis();
         long wall = System.nanoTime() - startWall;
         long allocated;
         if (startTotal >= 0) {
@@ -120,7 +128,14 @@ public final class CostMeter {
                 }
             }
         }
-        return new Cost(cpu < 0 || startCpu < 0 ? -1 : cpu - startCpu, allocated, wall);
+        return new Cost(cpu < 0 || startCpu < 0 ? -1 : cpu - startCpu, allocated, wall,
+                compile < 0 || startCompile < 0 ? -1 : compile - startCompile);
+    }
+
+    /** The JVM's accumulated compilation time, ms (-1 where it is not monitored). */
+    private static long compileMillis() {
+        java.lang.management.CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : -1;
     }
 
     private void sample() {

@@ -17,7 +17,7 @@ package io.homa.bench;
 public record RunResult(String transport, Scenario scenario, int repetition, LatencyStats stats,
                         double callsPerSecond, double gbitPerSecond, PoissonLoad.Interval background,
                         double cpuUsPerCall, double allocBytesPerCall, double cpuCores,
-                        double seconds, String error) {
+                        double seconds, String error, double jitMs) {
     public boolean ok() {
         return error == null;
     }

@@ -126,13 +126,14 @@ public final class ScenarioRunner {
 
     private RunResult failed(Scenario s, Transport t, int rep, long start, String why) {
         return new RunResult(t.name(), s, rep, LatencyStats.of(LatencyStats.newHistogram()), Double.NaN, Double.NaN,
-                null, Double.NaN, Double.NaN, Double.NaN, (System.nanoTime() - start) / 1e9, why);
+                null, Double.NaN, Double.NaN, Double.NaN, (System.nanoTime() - start) / 1e9, why, Double.NaN);
     }
 
     private RunResult result(Scenario s, EchoPair pair, int rep, long start, Measured m, PoissonLoad.Interval background) {
         long calls = m.calls + (background == null ? 0 : background.completed());
         return new RunResult(pair.transport().name(), s, rep, m.stats, m.callsPerSecond(), m.gbit(s.size()), background,
-                m.cost.cpuMicrosPer(calls), m.cost.bytesPer(calls), m.cost.coresBusy(), (System.nanoTime() - start) / 1e9, null);
+                m.cost.cpuMicrosPer(calls), m.cost.bytesPer(calls), m.cost.coresBusy(), (System.nanoTime() - start) / 1e9, null,
+                m.cost.compileMillis() < 0 ? Double.NaN : m.cost.compileMillis());
     }
 
     private RunResult unloaded(Scenario s, EchoPair pair, int rep, long start)

@@ -14,7 +14,7 @@ public record Summary(String transport, Scenario scenario, int repetitions, int 
                       double callsPerSecond, double gbitPerSecond, double backgroundGbit,
                       double backgroundOfferedGbit, int backgroundCarriedRepetitions,
                       double cpuUsPerCall, double allocBytesPerCall, double cpuCores,
-                      List<Double> p99PerRepetition, List<RunResult> okRuns, String error) {
+                      List<Double> p99PerRepetition, List<RunResult> okRuns, String error, double jitMs) {
 
     public static Summary of(String transport, Scenario scenario, List<RunResult> runs) {
         List<RunResult> ok = new ArrayList<>();
@@ -42,7 +42,7 @@ public record Summary(String transport, Scenario scenario, int repetitions, int 
                 median(ok, RunResult::backgroundGbit),
                 median(ok, r -> r.background() == null ? Double.NaN : r.background().offeredGbit()), carried,
                 median(ok, RunResult::cpuUsPerCall), median(ok, RunResult::allocBytesPerCall),
-                median(ok, RunResult::cpuCores), p99s, List.copyOf(ok), error);
+                median(ok, RunResult::cpuCores), p99s, List.copyOf(ok), error, median(ok, RunResult::jitMs));
     }
 
     /**

@@ -32,7 +32,7 @@ class ReportOutputTest {
                          double achievedBackground) {
         return new RunResult(transport, s, rep, new LatencyStats(1000, p50, p99, p999, p999 * 2, p50 * 1.1),
                 1e6 / p50, gbit, s.kind() == Scenario.Kind.LOADED ? background(achievedBackground) : null,
-                p50 / 3, 1000 + p50, 1.5, 1.0, null);
+                p50 / 3, 1000 + p50, 1.5, 1.0, null, 12);
     }
 
     static CompareReport sample(boolean withHoma) {
@@ -62,7 +62,7 @@ class ReportOutputTest {
         // One failed run: must not break the output.
         summaries.add(Summary.of("tcp-pool", Scenario.UNLOADED_10KB, List.of(new RunResult("tcp-pool",
                 Scenario.UNLOADED_10KB, 0, LatencyStats.of(LatencyStats.newHistogram()), Double.NaN, Double.NaN,
-                null, Double.NaN, Double.NaN, Double.NaN, 0.1, "call of 10000 bytes got no reply \"quoted\"\n"))));
+                null, Double.NaN, Double.NaN, Double.NaN, 0.1, "call of 10000 bytes got no reply \"quoted\"\n", Double.NaN))));
         Map<String, Object> machine = new LinkedHashMap<>();
         machine.put("os", "Linux \"test\"");
         machine.put("cpus", 2);
@@ -88,7 +88,7 @@ class ReportOutputTest {
         for (Map.Entry<String, Object> t : results.entrySet()) {
             for (Map.Entry<String, Object> s : map(t.getValue(), t.getKey()).entrySet()) {
                 Map<String, Object> figures = map(s.getValue(), t.getKey() + "/" + s.getKey());
-                for (String k : List.of("p50_us", "p99_us", "p999_us", "cpu_us_per_call", "alloc_bytes_per_call")) {
+                for (String k : List.of("p50_us", "p99_us", "p999_us", "cpu_us_per_call", "alloc_bytes_per_call", "jit_ms")) {
                     assertInstanceOf(Double.class, figures.get(k), t.getKey() + " " + s.getKey() + " " + k);
                     assertTrue((Double) figures.get(k) > 0);
                 }
