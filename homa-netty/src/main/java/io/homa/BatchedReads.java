@@ -17,6 +17,9 @@ import io.netty.util.UncheckedBooleanSupplier;
  * level-triggered, so a datagram that arrives just after is reported by the next
  * {@code epoll_wait}, which costs no more than the read saved. A full batch goes on reading as
  * before, up to {@code maxMessagesPerRead}, so an overloaded socket is still drained far ahead.
+ * (Where the kernel had no {@code recvmmsg}, Netty would read one datagram per {@code recvmsg} and
+ * every read would look short: one datagram per epoll round, slower under load but never stuck.
+ * Linux has had {@code recvmmsg} since 2.6.33.)
  */
 final class BatchedReads extends FixedRecvByteBufAllocator {
     BatchedReads(int batchBytes, int maxMessagesPerRead) {

@@ -46,8 +46,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Received datagrams go to the engine in the order the {@link ReceiveDrain} chooses: control
  * packets and short messages as they are read, long messages' data in large datagrams after the
- * loop's current I/O round. The engine is drained once per read batch ({@code channelReadComplete}) and once after
- * the deferred data. With several event loops on one port, a datagram about one
+ * loop's current I/O round. The engine is drained once per read batch
+ * ({@code channelReadComplete}) and once after the deferred data. With several event loops on one port, a datagram about one
  * of our client RPCs (odd sender id) that the kernel delivered to another loop is passed to the
  * loop whose engine owns the RPC (its index is in the id's low bits).
  *

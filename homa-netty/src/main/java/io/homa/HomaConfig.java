@@ -770,7 +770,7 @@ public final class HomaConfig {
             }
             if (!budgetChosen) {
                 long holdsTurnaround = engine.linkMbps * SLOW_LINK_GRANT_TURNAROUND_NANOS / 8_000; // Mbit/s x ns / 8,000 = bytes
-                // (Always more than the budget scaled in proportion, which it replaced.)
+                // (5 ms is always more than the default budget scaled in proportion to the link.)
                 long budget = Math.max(Math.max(10L * segment, engine.mtu), holdsTurnaround);
                 b.maxIncoming((int) Math.min(budget, Math.max(d.maxIncoming, 10L * segment)));
             }

@@ -12,10 +12,10 @@ import java.util.function.Consumer;
 
 /**
  * SRPT on the host, for the datagrams one event loop reads: control packets and DATA of short
- * messages go to the engine as they are read; large datagrams of long messages wait until the loop has read
- * every socket that was ready in this I/O round (all its priority sockets, and a TCP fallback
- * channel on the same loop), so a 100 B request never waits in our own process behind the copying
- * of 64 KB datagrams read before it.
+ * messages go to the engine as they are read; large datagrams of long messages wait until the
+ * loop has read every socket that was ready in this I/O round (all its priority sockets, and a
+ * TCP fallback channel on the same loop), so a 100 B request never waits in our own process behind
+ * the copying of 64 KB datagrams read before it.
  *
  * <p>The class is judged from the Homa header alone (no decoding, nothing trusted): a datagram is
  * <em>bulk</em> when it says it is DATA of a message longer than {@code shortMessageBytes} and it

@@ -26,6 +26,7 @@ public final class CostMeter {
 
     private static final java.lang.management.OperatingSystemMXBean OS = ManagementFactory.getOperatingSystemMXBean();
     private static final java.lang.management.ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+    private static final java.lang.management.CompilationMXBean JIT = ManagementFactory.getCompilationMXBean();
     private static final Method TOTAL_ALLOCATED = totalAllocatedMethod();
 
     /**
@@ -134,8 +135,7 @@ public final class CostMeter {
 
     /** The JVM's accumulated compilation time, ms (-1 where it is not monitored). */
     private static long compileMillis() {
-        java.lang.management.CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
-        return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : -1;
+        return JIT != null && JIT.isCompilationTimeMonitoringSupported() ? JIT.getTotalCompilationTime() : -1;
     }
 
     private void sample() {

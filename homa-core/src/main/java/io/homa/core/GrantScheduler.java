@@ -23,7 +23,6 @@ final class GrantScheduler {
         void grant(IncomingMessage m, int newGranted, int priority);
     }
 
-
     private final EngineConfig cfg;
     /** Rank by arrival instead of SRPT: the simulator's ablation only ({@link EngineConfig#fifoGrantOrderForTests}). */
     private final boolean arrivalOrder;
@@ -227,7 +226,10 @@ final class GrantScheduler {
         }
     }
 
-    /** SRPT: whether {@code a} ranks after {@code b} (more bytes left, or as many and younger). */
+    /**
+     * Whether {@code a} ranks after {@code b}: SRPT (more bytes left, or as many and younger), or,
+     * in the arrival-order ablation, younger.
+     */
     private boolean ranksAfter(IncomingMessage a, IncomingMessage b) {
         if (!arrivalOrder) {
             long ra = a.remaining();

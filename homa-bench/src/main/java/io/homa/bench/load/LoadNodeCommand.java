@@ -298,7 +298,7 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
             }
             rtts[i] = System.nanoTime() - t;
         }
-        long[] kept = rtts;
+        long[] kept = rtts; // all timed calls: the warm-up above is not among them
         Arrays.sort(kept);
         double median = kept[kept.length / 2] / 1000.0;
         Map<String, Object> m = new LinkedHashMap<>();
