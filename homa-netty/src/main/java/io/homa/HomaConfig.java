@@ -3,9 +3,9 @@ package io.homa;
 import io.homa.core.EngineConfig;
 import io.homa.core.sim.FaultModel;
 import io.homa.core.wire.WireFormat;
+import io.homa.internal.DerivedProtocol;
 import io.homa.internal.ShellAccess;
 
-import java.net.Inet6Address;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Arrays;
@@ -98,30 +98,13 @@ public final class HomaConfig {
         NIO
     }
 
-    /**
-     * The MTU to use for a socket bound to {@code bind}: its interface's MTU (at most 65,535, the
-     * largest IPv4 datagram), or 1,500 for the wildcard address or when it cannot be read.
-     */
-    static int interfaceMtu(InetSocketAddress bind) {
-        try {
-            java.net.InetAddress a = bind.getAddress();
-            if (a == null || a.isAnyLocalAddress()) {
-                return 1_500;
-            }
-            java.net.NetworkInterface ni = java.net.NetworkInterface.getByInetAddress(a);
-            int mtu = ni == null ? -1 : ni.getMTU();
-            return mtu < 576 ? 1_500 : Math.min(mtu, 65_535);
-        } catch (java.io.IOException | RuntimeException e) {
-            return 1_500;
-        }
-    }
-
     /** Linux Homa's mapping of a priority level to the IP TOS byte: {@code level << 5}. */
     private static final int[] LINUX_TOS = {0x00, 0x20, 0x40, 0x60, 0x80, 0xa0, 0xc0, 0xe0};
 
     static {
         // io.homa.testing sets the fault injector through this hook (it is no public method here).
-        ShellAccess.setFaultInjection((builder, seed, data, control) -> builder.faultInjection(seed, data, control));
+        ShellAccess.setFaultInjection((builder, seed, data, control) ->
+                ((Builder) builder).faultInjection(seed, data, control));
     }
 
     private static final HomaConfig DEFAULTS = builder().build();
@@ -723,66 +706,12 @@ public final class HomaConfig {
                     "tcpConnectionsPerPeer must be 1..64, was " + tcpConnectionsPerPeer);
             EngineConfig engine;
             try {
-                if (!mtuChosen) {
-                    int mtu = interfaceMtu(bindAddress);
-                    protocol.mtu(mtu);
-                    if (!budgetChosen && mtu > 9_000) {
-                        protocol.maxIncoming(LARGE_MTU_MAX_INCOMING);
-                    }
-                }
-                engine = protocol.build();
-                if (bindAddress.getAddress() instanceof Inet6Address
-                        && engine.ipUdpOverhead == WireFormat.IPV4_UDP_OVERHEAD) {
-                    engine = engine.toBuilder().ipUdpOverhead(WireFormat.IPV6_UDP_OVERHEAD).build();
-                }
-                if (linkChosen && engine.linkMbps < EngineConfig.defaults().linkMbps) {
-                    engine = scaledToLink(engine); // after the IPv6 header: segments are sized by it
-                }
+                engine = new DerivedProtocol(mtuChosen, budgetChosen, unscheduledChosen, nicQueueChosen, linkChosen)
+                        .build(protocol, bindAddress, LARGE_MTU_MAX_INCOMING);
             } catch (IllegalArgumentException e) {
                 throw new HomaBadArgumentException("bad protocol setting: " + e.getMessage(), e);
             }
             return new HomaConfig(this, engine);
-        }
-
-        /**
-         * Link time the grant budget covers at least on a link slower than the default (unless that
-         * is more than the default budget): a grant's way to the sender and its data's way back
-         * through two user-space hosts whose wake-ups come hundreds of microseconds late, with room
-         * for batched grants (at 100 Mbit/s, 62.5 KB: one message's window holds four batches). The
-         * budget scaled in proportion to the link (ten segments, 14 KB, at 100 Mbit/s) idled the
-         * testbed's links waiting for grants and left every DATA packet its own GRANT; measured in
-         * docs/benchmarks.md, "The grant budget on slow links". Scheduled bytes queue at the lowest
-         * priorities, so the larger budget does not delay short messages at the switch.
-         */
-        private static final long SLOW_LINK_GRANT_TURNAROUND_NANOS = 5_000_000;
-
-        /** NIC queue the pacer allows on a link slower than the default: covers a late timer wake-up. */
-        private static final long SLOW_LINK_NIC_QUEUE_NANOS = 500_000;
-
-        /** Unscheduled bytes and grant budget not chosen by the user, scaled down to a slower link. */
-        private EngineConfig scaledToLink(EngineConfig engine) {
-            EngineConfig d = EngineConfig.defaults();
-            double f = (double) engine.linkMbps / d.linkMbps;
-            int segment = engine.segmentPayload();
-            EngineConfig.Builder b = engine.toBuilder();
-            if (!unscheduledChosen) {
-                b.unscheduledBytes((int) Math.max(segment, Math.round(d.unscheduledBytes * f)));
-            }
-            if (!budgetChosen) {
-                long holdsTurnaround = engine.linkMbps * SLOW_LINK_GRANT_TURNAROUND_NANOS / 8_000; // Mbit/s x ns / 8,000 = bytes
-                // (5 ms is always more than the default budget scaled in proportion to the link.)
-                long budget = Math.max(Math.max(10L * segment, engine.mtu), holdsTurnaround);
-                b.maxIncoming((int) Math.min(budget, Math.max(d.maxIncoming, 10L * segment)));
-            }
-            // The pacer lets the NIC queue hold what the link sends in SLOW_LINK_NIC_QUEUE_NANOS:
-            // it is woken by a timer, and a wake-up that comes late with the queue empty leaves the
-            // link idle (measurements: docs/benchmarks.md, "Notes moved from the code"). A time, not
-            // a packet count: on a 10 Mbit/s link four packets would be 5 ms of queue in front of
-            // every short message.
-            if (!nicQueueChosen) {
-                b.maxNicQueueNanos(Math.max(engine.maxNicQueueNanos, SLOW_LINK_NIC_QUEUE_NANOS));
-            }
-            return b.build();
         }
 
         private static Duration requireNonNegative(Duration d, String name) {

@@ -3,6 +3,7 @@ package io.homa;
 import io.homa.core.Counter;
 import io.homa.core.wire.DropReason;
 import io.homa.core.wire.PacketType;
+import io.homa.internal.observe.MetricsSnapshot;
 
 import java.util.Arrays;
 import java.util.Collections;
@@ -141,8 +142,6 @@ public final class HomaMetrics {
     private final long[] gauges;
     private final String transport;
 
-    /** Indexes into {@link #gauges}, filled by each engine loop. */
-    static final int BUFFERED = 0, OUTGOING = 1, INCOMING = 2, PEERS = 3, GAUGES = 4;
 
     HomaMetrics(long[] counters, long[] drops, long[] shell, int activeClientRpcs, int activeServerRpcs, long[] gauges,
                 String transport) {
@@ -190,22 +189,22 @@ public final class HomaMetrics {
      * summed over the engines: what {@link HomaConfig#maxBufferedBytes()} limits per engine.
      */
     public long bufferedBytes() {
-        return gauges[BUFFERED];
+        return gauges[MetricsSnapshot.BUFFERED];
     }
 
     /** Bytes of outgoing requests and responses held now (not yet released): what {@code maxOutgoingBytes} limits. */
     public long outgoingBytes() {
-        return gauges[OUTGOING];
+        return gauges[MetricsSnapshot.OUTGOING];
     }
 
     /** Bytes granted (or unscheduled) to our senders and not yet received, over all incoming messages. */
     public long incomingBytes() {
-        return gauges[INCOMING];
+        return gauges[MetricsSnapshot.INCOMING];
     }
 
     /** Peers the engines keep state for now (summed: a peer known to two engines counts twice). */
     public long peers() {
-        return gauges[PEERS];
+        return gauges[MetricsSnapshot.PEERS];
     }
 
     /**

@@ -1,212 +1,23 @@
 package io.homa;
 
 import io.homa.core.ReceivedMessage;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
-import io.netty.util.IllegalReferenceCountException;
-import io.netty.util.ReferenceCountUtil;
-import io.netty.util.concurrent.ScheduledFuture;
+import io.homa.internal.Failure;
+import io.homa.internal.rpc.InboundRequest;
 
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
-import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /**
- * A request handed to the user's handler, received over Homa or over TCP (its {@link Path}).
- * Its state moves once from OPEN to REPLIED (the user
- * answered) or to DROPPED (the handler threw, the request timed out, or the socket closed); the
- * compare-and-set makes {@link #reply} safe from any thread and at most once.
- *
- * <p>The request's bytes are {@link #body}, one reference held by this object from its creation
- * until the move out of OPEN (whoever makes that move releases it); {@link #payload()} hands out
- * references of its own. Reads take a reference first, so a read after the release throws rather
- * than reading memory that went back to the pool.
+ * The {@link HomaRequest} a handler receives: the shell's {@link InboundRequest}, whose public
+ * methods already are the interface's, so a request costs one object. The shell makes it through
+ * {@code ServerRequest::new} (its {@link InboundRequest.Factory}).
  */
-final class ServerRequest implements HomaRequest, DeadlineQueue.Entry {
-    private static final int OPEN = 0;
-    private static final int REPLIED = 1;
-    private static final int DROPPED = 2;
-
-    /** Where a request's answer goes: the engine loop that received it, or its TCP connection. */
-    interface Path {
-        /** Sends the reply (any thread); {@code owner} (nullable) is released when no longer read. */
-        void reply(ServerRequest r, ByteBuffer payload, ByteBuf owner);
-
-        /** Drops the request (any thread): its caller fails; a no-op if it was answered or dropped. */
-        void dropRequest(ServerRequest r, String why);
-
-        /** Whether replies can no longer go out (socket or connection closed). */
-        boolean isClosed();
-    }
-
-    private final Path path;
-    /** The RPC's client id, as in the engine's REQUEST event. */
-    final long rpcId;
-    private final InetSocketAddress peer;
-    private final ByteBuf body;
-    private final int length;
-    private final int maxLength;
-    /** OPEN, REPLIED or DROPPED; a field and an updater, not an object per request. */
-    @SuppressWarnings("unused") // written through STATE
-    private volatile int state = OPEN;
-    private static final AtomicIntegerFieldUpdater<ServerRequest> STATE =
-            AtomicIntegerFieldUpdater.newUpdater(ServerRequest.class, "state");
-    /** Over TCP: drops the request at the request timeout; the connection's event loop only. */
-    ScheduledFuture<?> expiry;
-    /** The event loop's list of open requests (dropped at close); event loop only. */
-    ServerRequest olderOpen;
-    ServerRequest newerOpen;
-    boolean tracked;
-    /** Over Homa: when the request times out ({@link System#nanoTime()}), in its loop's {@link DeadlineQueue}. */
-    long expiresAt;
-    private int deadlineSlot = -1;
-
-    /** Takes over {@code message}'s memory. */
+final class ServerRequest extends InboundRequest implements HomaRequest {
     ServerRequest(Path path, long rpcId, InetSocketAddress peer, ReceivedMessage message, int maxLength) {
-        this.path = path;
-        this.rpcId = rpcId;
-        this.peer = peer;
-        this.length = message.length();
-        this.body = NettyPayloadMemory.toByteBuf(message);
-        this.maxLength = maxLength;
+        super(path, rpcId, peer, message, maxLength);
     }
 
     @Override
-    public InetSocketAddress peer() {
-        return peer;
-    }
-
-    @Override
-    public int length() {
-        return length;
-    }
-
-    @Override
-    public byte[] toByteArray() {
-        retainBody();
-        try {
-            return ByteBufUtil.getBytes(body);
-        } finally {
-            body.release();
-        }
-    }
-
-    @Override
-    public ByteBuf payload() {
-        retainBody();
-        try {
-            return body.duplicate(); // shares the reference just taken: the caller releases it
-        } catch (RuntimeException e) {
-            body.release();
-            throw e;
-        }
-    }
-
-    /** Takes a reference to the bytes while OPEN (also when a reply races with this call). */
-    private void retainBody() {
-        try {
-            if (state == OPEN) {
-                body.retain();
-                return;
-            }
-        } catch (IllegalReferenceCountException e) {
-            // answered or dropped meanwhile
-        }
-        throw new IllegalStateException(this + " was answered or dropped: its bytes were released"
-                + " (take payload() before replying to keep them)");
-    }
-
-    @Override
-    public void reply(byte[] response) {
-        if (response == null) {
-            throw new HomaBadArgumentException("response must not be null (use new byte[0] for an empty one)");
-        }
-        checkLength(response.length);
-        if (claim()) {
-            path.reply(this, ByteBuffer.wrap(response), null);
-        }
-    }
-
-    @Override
-    public void reply(ByteBuf response) {
-        if (response == null) {
-            throw new HomaBadArgumentException("response must not be null (use Unpooled.EMPTY_BUFFER for an empty one)");
-        }
-        boolean sent = false;
-        try {
-            checkLength(response.readableBytes());
-            if (claim()) {
-                sent = true;
-                path.reply(this, EngineLoop.viewOf(response), response);
-            }
-        } finally {
-            if (!sent) {
-                ReferenceCountUtil.safeRelease(response);
-            }
-        }
-    }
-
-    private void checkLength(int length) {
-        if (length > maxLength) {
-            throw new HomaMessageTooLargeException("response of " + length + " bytes to " + peer
-                    + " exceeds maxMessageLength " + maxLength);
-        }
-    }
-
-    /** OPEN to REPLIED; false (reply discarded) if dropped; throws if replied before. */
-    private boolean claim() {
-        if (STATE.compareAndSet(this, OPEN, REPLIED)) {
-            body.release();
-            return true;
-        }
-        if (state == REPLIED) {
-            throw new IllegalStateException("this request from " + peer + " was answered already");
-        }
-        return false;
-    }
-
-    /** Drops the request through its path (handler failed, or it waited past its timeout). */
-    void drop(String why) {
-        path.dropRequest(this, why);
-    }
-
-    @Override
-    public long deadlineNanos() {
-        return expiresAt;
-    }
-
-    @Override
-    public int deadlineSlot() {
-        return deadlineSlot;
-    }
-
-    @Override
-    public void deadlineSlot(int slot) {
-        deadlineSlot = slot;
-    }
-
-    /** Over Homa: no reply came within the request timeout. */
-    @Override
-    public void deadlinePassed() {
-        drop("no reply within the request timeout");
-    }
-
-    /** OPEN to DROPPED: true if this call dropped it (and released its bytes). */
-    boolean markDropped() {
-        if (STATE.compareAndSet(this, OPEN, DROPPED)) {
-            body.release();
-            return true;
-        }
-        return false;
-    }
-
-    @Override
-    public boolean isOpen() {
-        return state == OPEN && !path.isClosed();
-    }
-
-    @Override
-    public String toString() {
-        return "request " + Long.toUnsignedString(rpcId, 16) + " from " + peer + " (" + length() + " B)";
+    protected RuntimeException failure(Failure kind, String message) {
+        return Errors.create(kind, message, null);
     }
 }

@@ -128,4 +128,64 @@ class ApiSealTest {
     private static boolean exposed(int modifiers) {
         return Modifier.isPublic(modifiers) || Modifier.isProtected(modifiers);
     }
+
+    /** The public top-level types of the exported packages, by simple name. */
+    private static List<Class<?>> publicApiTypes() throws Exception {
+        List<Class<?>> out = new ArrayList<>();
+        for (String pkg : EXPORTED) {
+            Path dir = classesOf(HomaSocket.class).resolve(pkg.replace('.', '/'));
+            try (Stream<Path> s = Files.list(dir)) {
+                for (Path f : s.filter(p -> p.toString().endsWith(".class") && !p.toString().contains("$")).toList()) {
+                    String name = f.getFileName().toString();
+                    Class<?> c = Class.forName(pkg + "." + name.substring(0, name.length() - ".class".length()));
+                    if (Modifier.isPublic(c.getModifiers())) {
+                        out.add(c);
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    /**
+     * On the class path the module descriptor does not apply, so what is public in the API
+     * packages must be API: each public type is documented in docs/netty.md or README.md, and
+     * nothing of the shell is public there (its classes live in io.homa.internal, package-private
+     * in io.homa where they implement the API).
+     */
+    @Test
+    void everyPublicTypeOfTheApiPackages_isDocumentedApi() throws Exception {
+        String docs = Files.readString(Path.of("..", "docs", "netty.md")) + Files.readString(Path.of("..", "README.md"));
+        List<Class<?>> api = publicApiTypes();
+        assertTrue(api.size() >= 15, api.toString());
+        List<String> undocumented = api.stream().map(Class::getSimpleName).filter(n -> !docs.contains(n)).toList();
+        assertTrue(undocumented.isEmpty(), "public in an API package but not documented as API: " + undocumented);
+    }
+
+    /** A class of the shell that must be public (for another of its packages) says it is not API. */
+    @Test
+    void everyPublicShellType_saysItIsForInternalUseOnly() throws Exception {
+        Path internal = Path.of("src", "main", "java", "io", "homa", "internal");
+        List<String> unmarked = new ArrayList<>();
+        int publicTypes = 0;
+        try (Stream<Path> files = Files.walk(internal)) {
+            for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+                String src = Files.readString(f);
+                if (f.getFileName().toString().equals("package-info.java")) {
+                    if (!src.contains("Internal use only")) {
+                        unmarked.add(f.toString());
+                    }
+                    continue;
+                }
+                if (src.matches("(?s).*\\npublic (final |abstract )?(class|interface|enum|record) .*")) {
+                    publicTypes++;
+                    if (!src.contains("Internal use only")) {
+                        unmarked.add(f.toString());
+                    }
+                }
+            }
+        }
+        assertTrue(publicTypes >= 10, "found " + publicTypes + " public shell types");
+        assertTrue(unmarked.isEmpty(), "public shell types (or packages) not marked \"Internal use only\": " + unmarked);
+    }
 }

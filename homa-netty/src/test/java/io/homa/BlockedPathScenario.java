@@ -54,7 +54,7 @@ final class BlockedPathScenario {
             // retry, not the loading of the TCP classes.
             try (HomaSocket homaless = HomaSocket.open(config.build())) {
                 homaless.serve(r -> r.reply(r.toByteArray()));
-                ((NettyHomaSocket) homaless).closeUdpForTests();
+                Loopback.shellOf(homaless).closeUdpForTests();
                 client.call(new InetSocketAddress("127.0.0.1", homaless.localAddress().getPort()), new byte[100])
                         .get(30, TimeUnit.SECONDS);
             }

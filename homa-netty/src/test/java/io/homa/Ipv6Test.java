@@ -1,5 +1,8 @@
 package io.homa;
 
+import io.homa.internal.Addresses;
+import io.homa.internal.loop.EngineLoops;
+import io.homa.internal.transport.Transport;
 import io.homa.core.wire.WireFormat;
 import io.netty.channel.Channel;
 import io.netty.channel.socket.nio.NioChannelOption;
@@ -107,7 +110,7 @@ class Ipv6Test {
     void priorityLevelsCarryTheirTrafficClass(String bind) {
         HomaConfig c = HomaConfig.builder().bindAddress(new InetSocketAddress(bind, 0)).build();
         try (HomaSocket s = HomaSocket.open(c)) {
-            NettyHomaSocket n = (NettyHomaSocket) s;
+            EngineLoops n = Loopback.shellOf(s);
             Loopback.assertTransport(s);
             for (int level = 0; level < WireFormat.PRIORITY_LEVELS; level++) {
                 Channel ch = n.channel(0, level);

@@ -1,5 +1,8 @@
 package io.homa;
 
+import io.homa.internal.ShellConfig;
+import io.homa.internal.loop.EngineLoops;
+import io.homa.internal.transport.Transport;
 import io.netty.channel.epoll.EpollChannelOption;
 import io.netty.channel.epoll.EpollDatagramChannel;
 import io.netty.channel.uring.IoUring;
@@ -19,19 +22,19 @@ import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /** Helpers shared by the integration tests: loopback addresses, waiting on conditions, threads. */
-final class Loopback {
-    static final String HOST = "127.0.0.1";
+public final class Loopback {
+    public static final String HOST = "127.0.0.1";
 
     private Loopback() {
     }
 
     /** A builder bound to 127.0.0.1 on a free port. */
-    static HomaConfig.Builder config() {
+    public static HomaConfig.Builder config() {
         return HomaConfig.builder().bindAddress(new InetSocketAddress(HOST, 0));
     }
 
     /** Where to call {@code server} on loopback (its bind address may be the wildcard). */
-    static InetSocketAddress addressOf(HomaSocket server) {
+    public static InetSocketAddress addressOf(HomaSocket server) {
         return new InetSocketAddress(HOST, server.localAddress().getPort());
     }
 
@@ -43,7 +46,7 @@ final class Loopback {
      * only where the kernel and its seccomp filter allow it: elsewhere such a run is skipped
      * (saying why) rather than passed on another transport.
      */
-    static String expectedTransport() {
+    public static String expectedTransport() {
         String t = System.getProperty("homa.test.transport");
         assertNotNull(t, "homa.test.transport is not set (the pom sets it for each surefire execution)");
         assumeTrue(t.equals("nio") || System.getProperty("os.name").startsWith("Linux"),
@@ -59,9 +62,9 @@ final class Loopback {
      * exactly where its configuration asks for them and the transport has them (GSO needs a kernel
      * with UDP segmentation offload and a native transport; GRO needs epoll).
      */
-    static void assertTransport(HomaSocket s) {
+    public static void assertTransport(HomaSocket s) {
         HomaConfig c = s.config();
-        Transport t = ((NettyHomaSocket) s).transport();
+        Transport t = shellOf(s).transport();
         boolean nio = !c.nativeTransport() || c.ioTransport() == HomaConfig.IoTransport.NIO
                 || expectedTransport().equals("nio");
         String expected = nio ? "nio" : expectedTransport();
@@ -79,13 +82,23 @@ final class Loopback {
         assertEquals(!nio && c.gso(), t.gso, s + ": GSO active");
         assertEquals(epoll && c.gro(), t.gro, s + ": GRO active");
         if (epoll) {
-            assertEquals(c.gro(), ((NettyHomaSocket) s).channel(0, 0).config().getOption(EpollChannelOption.UDP_GRO),
+            assertEquals(c.gro(), shellOf(s).channel(0, 0).config().getOption(EpollChannelOption.UDP_GRO),
                     s + ": UDP_GRO option of its socket");
         }
     }
 
+    /** The I/O shell under {@code s}: its transport, channels and executor. */
+    public static EngineLoops shellOf(HomaSocket s) {
+        return ((NettyHomaSocket) s).shell();
+    }
+
+    /** What a socket's shell is told of {@code config}. */
+    public static ShellConfig shellConfig(HomaConfig config) {
+        return NettyHomaSocket.shellConfig(config);
+    }
+
     /** Waits until {@code condition} holds, checking every millisecond; fails after {@code timeout}. */
-    static void await(Duration timeout, BooleanSupplier condition, Supplier<String> whatFailed) {
+    public static void await(Duration timeout, BooleanSupplier condition, Supplier<String> whatFailed) {
         long giveUp = System.nanoTime() + timeout.toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() - giveUp > 0) {
@@ -96,14 +109,14 @@ final class Loopback {
     }
 
     /** Waits until neither socket holds RPC state. */
-    static void awaitIdle(HomaSocket... sockets) {
+    public static void awaitIdle(HomaSocket... sockets) {
         for (HomaSocket s : sockets) {
             await(Duration.ofSeconds(10), () -> s.metrics().activeRpcs() == 0, () -> s + " " + s.metrics());
         }
     }
 
     /** Names of the live threads of Homa sockets (event loops and executors). */
-    static Set<String> homaThreads() {
+    public static Set<String> homaThreads() {
         return Thread.getAllStackTraces().keySet().stream()
                 .filter(Thread::isAlive)
                 .map(Thread::getName)

@@ -1,5 +1,6 @@
 package io.homa;
 
+import io.homa.internal.transport.Transport;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -60,7 +61,7 @@ class ShellOptionsTest {
             // GSO and GRO are on exactly where asked and available (they would turn off silently under NIO).
             Loopback.assertTransport(server);
             Loopback.assertTransport(client);
-            Transport t = ((NettyHomaSocket) client).transport();
+            Transport t = Loopback.shellOf(client).transport();
             boolean segmentsFit = 2L * config.engineConfig().maxDatagram() <= Transport.MAX_UDP_PAYLOAD;
             long gsoSends = client.metrics().shell(HomaMetrics.Shell.GSO_SENDS);
             assertEquals(t.gso && segmentsFit, gsoSends > 0, name + ": GSO sends " + gsoSends + ", " + t.name()

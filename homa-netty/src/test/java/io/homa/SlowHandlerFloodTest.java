@@ -121,7 +121,7 @@ class SlowHandlerFloodTest {
                             + " server: queued high-water %d, overloaded %d, skipped %d, dropped %d, handler ran %d;"
                             + " live heap high-water %.1f MiB (heap %d MiB)",
                     CALLS, floodNanos / 1_000_000, outcomes, slowest / 1_000_000,
-                    ((NettyHomaSocket) server).dispatcher().queuedRequestsHighWater(),
+                    Loopback.shellOf(server).dispatcher().queuedRequestsHighWater(),
                     sm.shell(HomaMetrics.Shell.REQUESTS_OVERLOADED), sm.shell(HomaMetrics.Shell.REQUESTS_SKIPPED),
                     sm.shell(HomaMetrics.Shell.REQUESTS_DROPPED), ran.get(), heap.highWater() / 1048576.0,
                     Runtime.getRuntime().maxMemory() >> 20);
@@ -132,7 +132,7 @@ class SlowHandlerFloodTest {
             assertEquals(CALLS, outcomes.get("succeeded") + outcomes.get("failed"), figures);
             assertEquals(succeeded.get(), outcomes.get("succeeded").longValue(), figures);
             assertTrue(outcomes.get("overloaded") > 0, "nothing was refused for overload: " + figures);
-            assertTrue(((NettyHomaSocket) server).dispatcher().queuedRequestsHighWater() <= MAX_QUEUED, figures);
+            assertTrue(Loopback.shellOf(server).dispatcher().queuedRequestsHighWater() <= MAX_QUEUED, figures);
             assertEquals(0, ranWhenDropped.get(), "a handler ran for a request already dropped: " + figures);
             assertTrue(heap.highWater() > 0 && heap.highWater() <= MAX_LIVE_HEAP, figures);
 

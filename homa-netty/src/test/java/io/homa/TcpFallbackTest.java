@@ -75,7 +75,7 @@ class TcpFallbackTest {
         try (HomaSocket server = HomaSocket.open(fallback().build());
              HomaSocket client = HomaSocket.open(fallback().build())) {
             server.serve(echo);
-            ((NettyHomaSocket) server).closeUdpForTests();
+            Loopback.shellOf(server).closeUdpForTests();
             InetSocketAddress to = Loopback.addressOf(server);
 
             long start = System.nanoTime();
@@ -202,7 +202,7 @@ class TcpFallbackTest {
         try (HomaSocket server = HomaSocket.open(fallback().build());
              HomaSocket client = HomaSocket.open(fallback().fallbackPeriod(Duration.ofMillis(200)).build())) {
             server.serve(echo);
-            ((NettyHomaSocket) server).closeUdpForTests();
+            Loopback.shellOf(server).closeUdpForTests();
             InetSocketAddress to = Loopback.addressOf(server);
             client.call(to, CountingEcho.request(1, 10)).get(30, TimeUnit.SECONDS);
             assertEquals(1, client.metrics().shell(Shell.PEERS_ON_TCP));
@@ -230,7 +230,7 @@ class TcpFallbackTest {
                     default -> r.reply(r.toByteArray());
                 }
             });
-            ((NettyHomaSocket) server).closeUdpForTests();
+            Loopback.shellOf(server).closeUdpForTests();
             InetSocketAddress to = Loopback.addressOf(server);
             client.call(to, new byte[]{0}).get(30, TimeUnit.SECONDS); // onto TCP
             assertInstanceOf(HomaUnknownRpcException.class, failure(client.call(to, new byte[]{1})));

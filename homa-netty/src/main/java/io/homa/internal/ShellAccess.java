@@ -1,20 +1,20 @@
 package io.homa.internal;
 
-import io.homa.HomaConfig;
 import io.homa.core.sim.FaultModel;
 
 /**
- * How package {@code io.homa.testing} reaches settings that {@code io.homa} keeps out of its public
- * API (the JDK's "shared secrets" pattern): {@link HomaConfig} registers the hook when its class is
- * initialised, and the testing package calls it. Not an API: this package is not exported by the
- * module {@code io.homa} (module-info.java), and on the class path nothing but io.homa.testing has
- * a reason to use it.
+ * How package {@code io.homa.testing} reaches a setting that {@code io.homa} keeps out of its
+ * public API (the JDK's "shared secrets" pattern): {@code HomaConfig} registers the hook when its
+ * class is initialised, and the testing package calls it. The hook takes the builder as an
+ * {@code Object}, so that this package never names a type of the API above it. Internal use only:
+ * this package is not exported by the module {@code io.homa} (module-info.java).
  */
 public final class ShellAccess {
-    /** Turns the fault injector of a configuration on. */
+    /** Turns the fault injector of a configuration builder on. */
     @FunctionalInterface
     public interface FaultInjectionHook {
-        void set(HomaConfig.Builder builder, long seed, FaultModel data, FaultModel control);
+        /** {@code builder} is a {@code HomaConfig.Builder}. */
+        void set(Object builder, long seed, FaultModel data, FaultModel control);
     }
 
     private static volatile FaultInjectionHook faultInjection;
@@ -22,7 +22,7 @@ public final class ShellAccess {
     private ShellAccess() {
     }
 
-    /** Called once, by {@link HomaConfig}'s class initialiser. */
+    /** Called once, by {@code HomaConfig}'s class initialiser. */
     public static void setFaultInjection(FaultInjectionHook hook) {
         if (faultInjection != null) {
             throw new IllegalStateException("the fault injection hook is set already");
@@ -31,8 +31,8 @@ public final class ShellAccess {
     }
 
     /**
-     * The hook set by {@link HomaConfig}. Always set by the time a caller holds a
-     * {@link HomaConfig.Builder}: builders come only from HomaConfig's own methods, which run its
+     * The hook {@code HomaConfig} set. Always set by the time a caller holds a
+     * {@code HomaConfig.Builder}: builders come only from HomaConfig's own methods, which run its
      * class initialiser first.
      */
     public static FaultInjectionHook faultInjection() {

@@ -1,0 +1,118 @@
+package io.homa.internal;
+
+import io.homa.core.EngineConfig;
+import io.homa.core.wire.WireFormat;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.Inet6Address;
+import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
+
+/**
+ * The protocol settings a configuration derives from where the socket runs, for the settings its
+ * user did not choose: the MTU from the bind interface (and a larger grant budget with it above
+ * jumbo frames), the IPv6 header size, and on a link slower than the default the unscheduled
+ * bytes, the grant budget and the NIC queue scaled to it. {@code HomaConfig.build()} calls it.
+ * Internal use only.
+ */
+public final class DerivedProtocol {
+    /**
+     * Link time the grant budget covers at least on a link slower than the default (unless that
+     * is more than the default budget): a grant's way to the sender and its data's way back
+     * through two user-space hosts whose wake-ups come hundreds of microseconds late, with room
+     * for batched grants (at 100 Mbit/s, 62.5 KB: one message's window holds four batches). The
+     * budget scaled in proportion to the link (ten segments, 14 KB, at 100 Mbit/s) idled the
+     * testbed's links waiting for grants and left every DATA packet its own GRANT; measured in
+     * docs/benchmarks.md, "The grant budget on slow links". Scheduled bytes queue at the lowest
+     * priorities, so the larger budget does not delay short messages at the switch.
+     */
+    private static final long SLOW_LINK_GRANT_TURNAROUND_NANOS = 5_000_000;
+
+    /** NIC queue the pacer allows on a link slower than the default: covers a late timer wake-up. */
+    private static final long SLOW_LINK_NIC_QUEUE_NANOS = 500_000;
+
+    private final boolean mtuChosen;
+    private final boolean budgetChosen;
+    private final boolean unscheduledChosen;
+    private final boolean nicQueueChosen;
+    private final boolean linkChosen;
+
+    /** Which settings the user chose (those are never derived). */
+    public DerivedProtocol(boolean mtuChosen, boolean budgetChosen, boolean unscheduledChosen, boolean nicQueueChosen,
+                           boolean linkChosen) {
+        this.mtuChosen = mtuChosen;
+        this.budgetChosen = budgetChosen;
+        this.unscheduledChosen = unscheduledChosen;
+        this.nicQueueChosen = nicQueueChosen;
+        this.linkChosen = linkChosen;
+    }
+
+    /**
+     * Builds the engine's configuration for a socket bound to {@code bind}.
+     *
+     * @param largeMtuBudget the grant budget above an MTU of 9,000 unless one was chosen
+     * @throws IllegalArgumentException naming a bad protocol setting
+     */
+    public EngineConfig build(EngineConfig.Builder protocol, InetSocketAddress bind, int largeMtuBudget) {
+        if (!mtuChosen) {
+            int mtu = interfaceMtu(bind);
+            protocol.mtu(mtu);
+            if (!budgetChosen && mtu > 9_000) {
+                protocol.maxIncoming(largeMtuBudget);
+            }
+        }
+        EngineConfig engine = protocol.build();
+        if (bind.getAddress() instanceof Inet6Address && engine.ipUdpOverhead == WireFormat.IPV4_UDP_OVERHEAD) {
+            engine = engine.toBuilder().ipUdpOverhead(WireFormat.IPV6_UDP_OVERHEAD).build();
+        }
+        if (linkChosen && engine.linkMbps < EngineConfig.defaults().linkMbps) {
+            engine = scaledToLink(engine); // after the IPv6 header: segments are sized by it
+        }
+        return engine;
+    }
+
+    /**
+     * The MTU to use for a socket bound to {@code bind}: its interface's MTU (at most 65,535, the
+     * largest IPv4 datagram), or 1,500 for the wildcard address or when it cannot be read.
+     */
+    public static int interfaceMtu(InetSocketAddress bind) {
+        try {
+            InetAddress a = bind.getAddress();
+            if (a == null || a.isAnyLocalAddress()) {
+                return 1_500;
+            }
+            NetworkInterface ni = NetworkInterface.getByInetAddress(a);
+            int mtu = ni == null ? -1 : ni.getMTU();
+            return mtu < 576 ? 1_500 : Math.min(mtu, 65_535);
+        } catch (IOException | RuntimeException e) {
+            return 1_500;
+        }
+    }
+
+    /** Unscheduled bytes and grant budget not chosen by the user, scaled down to a slower link. */
+    private EngineConfig scaledToLink(EngineConfig engine) {
+        EngineConfig d = EngineConfig.defaults();
+        double f = (double) engine.linkMbps / d.linkMbps;
+        int segment = engine.segmentPayload();
+        EngineConfig.Builder b = engine.toBuilder();
+        if (!unscheduledChosen) {
+            b.unscheduledBytes((int) Math.max(segment, Math.round(d.unscheduledBytes * f)));
+        }
+        if (!budgetChosen) {
+            long holdsTurnaround = engine.linkMbps * SLOW_LINK_GRANT_TURNAROUND_NANOS / 8_000; // Mbit/s x ns / 8,000 = bytes
+            // (5 ms is always more than the default budget scaled in proportion to the link.)
+            long budget = Math.max(Math.max(10L * segment, engine.mtu), holdsTurnaround);
+            b.maxIncoming((int) Math.min(budget, Math.max(d.maxIncoming, 10L * segment)));
+        }
+        // The pacer lets the NIC queue hold what the link sends in SLOW_LINK_NIC_QUEUE_NANOS:
+        // it is woken by a timer, and a wake-up that comes late with the queue empty leaves the
+        // link idle (measurements: docs/benchmarks.md, "Notes moved from the code"). A time, not
+        // a packet count: on a 10 Mbit/s link four packets would be 5 ms of queue in front of
+        // every short message.
+        if (!nicQueueChosen) {
+            b.maxNicQueueNanos(Math.max(engine.maxNicQueueNanos, SLOW_LINK_NIC_QUEUE_NANOS));
+        }
+        return b.build();
+    }
+}

@@ -1,0 +1,426 @@
+package io.homa.internal.loop;
+
+import io.homa.core.Counter;
+import io.homa.core.EngineConfig;
+import io.homa.core.EngineEvent;
+import io.homa.core.HomaEngine;
+import io.homa.core.RpcIds;
+import io.homa.core.RpcState;
+import io.homa.core.Transmit;
+import io.homa.core.wire.DropReason;
+import io.homa.core.wire.PacketDecoder;
+import io.homa.core.wire.WireFormat;
+import io.homa.internal.observe.JfrEvents;
+import io.homa.internal.observe.MetricsSnapshot;
+import io.homa.internal.observe.ShellCounter;
+import io.homa.internal.rpc.DeadlineQueue;
+import io.homa.internal.rpc.Dispatcher;
+import io.homa.internal.udp.DatagramWriter;
+import io.homa.internal.udp.FaultInjector;
+import io.homa.internal.udp.NettyPayloadMemory;
+import io.homa.internal.udp.ReceiveDrain;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.EventLoop;
+import io.netty.channel.socket.DatagramPacket;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.ScheduledFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Drives one {@link HomaEngine} from one Netty event loop: the only thread that ever touches the
+ * engine. One turn of the loop is: an input (received datagrams from the {@link ReceiveDrain},
+ * the timer, or a batch of commands from other threads), then {@link #drain()}: the engine's
+ * events go to the client side ({@link ClientCalls}) or the server side ({@link ServedRequests}),
+ * its datagrams to the {@link DatagramWriter}, the writes are flushed once, and the one timer is
+ * re-armed at the engine's next deadline (only when that moved earlier; a spurious timer is
+ * harmless).
+ *
+ * <p>Received datagrams go to the engine in the order the {@link ReceiveDrain} chooses: control
+ * packets and short messages as they are read, long messages' data in large datagrams after the
+ * loop's current I/O round. The engine is drained once per read batch ({@code channelReadComplete})
+ * and once after the deferred data. With several event loops on one port, a datagram about one of
+ * our client RPCs (odd sender id) that the kernel delivered to another loop is passed to the loop
+ * whose engine owns the RPC (its index is in the id's low bits).
+ *
+ * <p>Buffers: every {@code ByteBuf} the user handed over is kept in {@link UserBuffers} until the
+ * engine says it stopped reading it; {@link #closeOnLoop} releases the rest. Received payloads are
+ * the engine's through {@link NettyPayloadMemory} (retained datagram slices, pooled chunks) until
+ * it delivers them; a response then belongs to its call (released if nobody takes it), a request to
+ * its request object (released when answered or dropped; requests still open at close are dropped).
+ */
+final class EngineLoop {
+    private static final Logger log = LoggerFactory.getLogger(EngineLoop.class);
+
+    final EventLoop loop;
+    /** The socket's loops together: the calls in flight, the TCP fallback, the handler. */
+    final EngineLoops socket;
+    final HomaEngine engine;
+    final EngineConfig engineConfig;
+    final Dispatcher dispatcher;
+    /** This loop's shell counters, by {@link ShellCounter} ordinal. */
+    final long[] shell = new long[ShellCounter.values().length];
+    /** The deadlines of the calls started here and the timeouts of the requests received here. */
+    final DeadlineQueue deadlines;
+    final UserBuffers buffers = new UserBuffers();
+    final ClientCalls calls;
+    final ServedRequests requests;
+    /** The TCP fallback's part of this loop, or null when it is off. */
+    final FallbackProbes fallback;
+    private final NettyPayloadMemory memory = new NettyPayloadMemory();
+    private final List<Channel> channels = new ArrayList<>();
+    private final CommandQueue commands;
+    /** Host SRPT: the order in which received datagrams reach the engine. */
+    private final ReceiveDrain receiveDrain;
+    private DatagramWriter writer;
+    private EngineLoop[] siblings = {this};
+
+    private ScheduledFuture<?> timer;
+    private long timerDeadline = Long.MAX_VALUE;
+    private boolean draining;
+    private boolean drainAgain;
+    private boolean readPending;
+    private volatile boolean closed;
+
+    EngineLoop(EngineLoops socket, EventLoop loop, EngineConfig engineConfig, long seed, Dispatcher dispatcher) {
+        this.socket = socket;
+        this.loop = loop;
+        this.engineConfig = engineConfig;
+        this.engine = new HomaEngine(engineConfig, seed);
+        this.dispatcher = dispatcher;
+        this.commands = new CommandQueue(loop, this::runCommands);
+        this.deadlines = new DeadlineQueue(loop);
+        this.calls = new ClientCalls(this, socket.config.maxCallsPerServer());
+        this.requests = new ServedRequests(this, socket.config.requestTimeout());
+        this.fallback = socket.config.tcpFallback() ? new FallbackProbes(this, socket.config) : null;
+        engine.setPayloadReleaseListener(buffers::release);
+        engine.setPayloadMemory(memory);
+        engine.setObserver(JfrEvents.observer(calls::startedNanos));
+        this.receiveDrain = new ReceiveDrain(this::onDatagram, loop, this::onReadComplete,
+                engineConfig.unscheduledLimit(), ReceiveDrain.MIN_BULK_DATAGRAM_BYTES, ReceiveDrain.MAX_DEFERRED_BYTES,
+                shell);
+    }
+
+    /**
+     * Gives this loop its channels (the one of each priority level) once they are bound, on the
+     * opening thread before they start reading (which then happens on the loop, after this).
+     */
+    void attach(Channel[] byLevel, boolean gso, FaultInjector faults, EngineLoop[] siblings) {
+        for (Channel ch : byLevel) {
+            if (!channels.contains(ch)) {
+                channels.add(ch);
+            }
+        }
+        this.siblings = siblings;
+        memory.allocator(byLevel[0].alloc());
+        int reserve = engineConfig.maxDatagram() * engineConfig.maxGsoSegments;
+        this.writer = new DatagramWriter(byLevel, gso, faults, loop, shell, reserve);
+    }
+
+    /** A new inbound handler for one of this loop's channels. */
+    Inbound newInbound() {
+        return new Inbound();
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    /** Counts one event of the shell (on the loop). */
+    void count(ShellCounter c) {
+        shell[c.ordinal()]++;
+    }
+
+    // ------------------------------------------------------------------ hand-offs into the loop
+
+    /**
+     * Runs {@code command} on the loop: directly if already there, else through the command
+     * queue. A command must cope with running after close (it then only fails or releases), and
+     * may even run on the closing thread once the loop has ended ({@link #runLeftoverCommands}).
+     */
+    void runOnLoop(Runnable command) {
+        if (loop.inEventLoop()) {
+            command.run();
+        } else {
+            commands.submit(command);
+        }
+    }
+
+    /** Queues {@code command} from another thread (the caller knows it is not on the loop). */
+    void submit(Runnable command) {
+        commands.submit(command);
+    }
+
+    /** Runs a batch of queued commands, then drains the engine once for all of them. */
+    private void runCommands() {
+        if (draining) { // cannot happen (a task never runs inside a drain), but stay correct
+            commands.runAll();
+            return;
+        }
+        draining = true;
+        try {
+            commands.runAll();
+        } finally {
+            draining = false;
+        }
+        drain();
+    }
+
+    /** Runs commands the loop never got to; only after the loop has terminated. */
+    void runLeftoverCommands() {
+        commands.runAll();
+    }
+
+    // ------------------------------------------------------------------ inputs, on the loop
+
+    private void onDatagram(DatagramPacket p) {
+        ByteBuffer bytes = p.content().nioBuffer();
+        if (siblings.length > 1) {
+            EngineLoop owner = owner(bytes);
+            if (owner != this) {
+                owner.commands.submit(() -> owner.forwarded(p, bytes));
+                return;
+            }
+        }
+        try {
+            receive(p, bytes);
+        } finally {
+            p.release(); // a message kept from it holds a retained slice
+        }
+    }
+
+    /** A datagram another loop of this socket read for one of our client RPCs. */
+    private void forwarded(DatagramPacket p, ByteBuffer bytes) {
+        try {
+            receive(p, bytes);
+        } finally {
+            p.release();
+        }
+        drain();
+    }
+
+    /** Feeds one datagram to the engine; {@code bytes} is its only view (one leak-detector record). */
+    private void receive(DatagramPacket p, ByteBuffer bytes) {
+        InetSocketAddress from = p.sender();
+        int n = bytes.remaining();
+        count(ShellCounter.DATAGRAMS_RECEIVED);
+        boolean data = PacketDecoder.isData(bytes);
+        shell[(data ? ShellCounter.BYTES_RECEIVED_DATA : ShellCounter.BYTES_RECEIVED_CONTROL).ordinal()] += n;
+        if (closed) {
+            return;
+        }
+        readPending = true;
+        if (fallback != null) {
+            fallback.heardFrom(from);
+        }
+        memory.receiving(p.content(), bytes);
+        try {
+            engine.onDatagram(System.nanoTime(), from, bytes);
+        } catch (RuntimeException e) { // the engine validates everything: this is a bug, but not the peer's win
+            count(ShellCounter.DATAGRAMS_DROPPED);
+            log.warn("Homa engine failed on a {}-byte datagram from {}; dropped", n, from, e);
+        } finally {
+            memory.receiving(null, null);
+        }
+    }
+
+    /** The loop whose engine owns the RPC a datagram is about (ours unless it names our client RPC). */
+    private EngineLoop owner(ByteBuffer bytes) {
+        if (bytes.remaining() < WireFormat.COMMON_HEADER) {
+            return this;
+        }
+        long senderId = bytes.getLong(bytes.position() + WireFormat.OFF_SENDER_ID);
+        if (RpcIds.isClientId(senderId)) {
+            return this; // about a request: a server RPC, kept by the loop that reads that peer
+        }
+        return siblings[RpcIds.shard(senderId, siblings.length)];
+    }
+
+    private void onReadComplete() {
+        if (readPending) {
+            readPending = false;
+            drain();
+        }
+    }
+
+    private void onTimer() {
+        timer = null;
+        timerDeadline = Long.MAX_VALUE;
+        if (closed) {
+            return;
+        }
+        engine.onTimer(System.nanoTime());
+        drain();
+    }
+
+    // ------------------------------------------------------------------ outputs
+
+    /**
+     * Drains the engine's events and datagrams until it has neither, flushes the writes, and
+     * re-arms the timer. Re-entrant calls (an inline handler replying) only ask the running
+     * drain to go round again.
+     */
+    void drain() {
+        if (draining) {
+            drainAgain = true;
+            return;
+        }
+        if (closed) {
+            return;
+        }
+        draining = true;
+        try {
+            // Netty runs scheduled tasks only between batches of other work, so a busy loop may
+            // run the timer late: serve a passed deadline here too (an early call is harmless).
+            long now = System.nanoTime();
+            long deadline = engine.nextDeadline();
+            if (deadline != Long.MAX_VALUE && now - deadline >= 0) {
+                engine.onTimer(now);
+            }
+            do {
+                drainAgain = false;
+                EngineEvent e;
+                while ((e = engine.pollEvent()) != null) {
+                    dispatch(e);
+                    engine.recycle(e); // dispatch kept nothing of it but its message
+                }
+                transmit();
+            } while ((drainAgain || engine.hasEvents()) && !closed);
+            if (!closed) {
+                writer.flush();
+                armTimer();
+            }
+        } finally {
+            draining = false;
+        }
+    }
+
+    private void dispatch(EngineEvent e) {
+        switch (e.kind()) {
+            case RESPONSE -> calls.onResponse(e);
+            case FAILED -> calls.onFailed(e);
+            case REQUEST -> requests.onRequest(e);
+        }
+    }
+
+    private void transmit() {
+        long now = System.nanoTime();
+        while (writer.writable()) {
+            Transmit t = engine.pollTransmit(now, writer.reserve());
+            if (t == null) {
+                return;
+            }
+            writer.send(t, t.payloadByReference() ? buffers.get(t.payload()) : null);
+        }
+    }
+
+    private void armTimer() {
+        long deadline = engine.nextDeadline();
+        if (deadline == Long.MAX_VALUE || deadline >= timerDeadline) {
+            return;
+        }
+        if (timer != null) {
+            timer.cancel(false);
+        }
+        timerDeadline = deadline;
+        long delay = Math.max(0, deadline - System.nanoTime());
+        timer = loop.schedule(this::onTimer, delay, TimeUnit.NANOSECONDS);
+    }
+
+    // ------------------------------------------------------------------ close and metrics
+
+    /**
+     * Fails every call with {@code why}, releases every buffer, cancels the timers and closes the
+     * channels. On the loop; idempotent.
+     */
+    void closeOnLoop() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (timer != null) {
+            timer.cancel(false);
+            timer = null;
+        }
+        deadlines.close();
+        calls.close();
+        commands.runAll(); // queued calls and replies: they see the socket closed and give up
+        receiveDrain.close();
+        requests.close();
+        engine.close(); // received payloads not yet delivered
+        buffers.releaseAll();
+        if (writer != null) {
+            writer.close();
+        }
+        for (Channel ch : channels) {
+            ch.close();
+        }
+    }
+
+    /** A snapshot of this engine's live RPCs (on the loop), added to {@code out}; none once closed. */
+    void rpcs(List<RpcState> out) {
+        if (!closed) {
+            engine.rpcs(System.nanoTime(), out);
+        }
+    }
+
+    /** Adds this loop's counters to {@code m} (on the loop). */
+    void addMetrics(MetricsSnapshot m) {
+        for (Counter c : Counter.values()) {
+            m.counters[c.ordinal()] += engine.counter(c);
+        }
+        for (DropReason r : DropReason.values()) {
+            m.drops[r.ordinal()] += engine.drops(r);
+        }
+        for (int i = 0; i < shell.length; i++) {
+            m.shell[i] += shell[i];
+        }
+        m.shell[ShellCounter.LOOP_HANDOFFS.ordinal()] += commands.handoffs();
+        m.activeClientRpcs += engine.liveClientRpcs();
+        m.activeServerRpcs += engine.liveServerRpcs();
+        m.gauges[MetricsSnapshot.BUFFERED] += engine.bufferedBytes();
+        m.gauges[MetricsSnapshot.OUTGOING] += engine.outgoingBytes();
+        m.gauges[MetricsSnapshot.INCOMING] += engine.incomingBytes();
+        m.gauges[MetricsSnapshot.PEERS] += engine.peers();
+    }
+
+    /** Reads datagrams of one channel into the engine; events end up in the loop's drain. */
+    final class Inbound extends ChannelInboundHandlerAdapter {
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (msg instanceof DatagramPacket p) {
+                receiveDrain.offer(p);
+            } else {
+                ReferenceCountUtil.release(msg);
+            }
+        }
+
+        @Override
+        public void channelReadComplete(ChannelHandlerContext ctx) {
+            onReadComplete();
+        }
+
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+            if (ctx.channel().isWritable()) {
+                drain();
+            }
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            count(ShellCounter.IO_ERRORS);
+            if (!closed) {
+                log.debug("Homa socket {}: I/O error", ctx.channel().localAddress(), cause);
+            }
+        }
+    }
+}

@@ -1,0 +1,454 @@
+package io.homa.internal.loop;
+
+import io.homa.core.EngineConfig;
+import io.homa.core.RpcState;
+import io.homa.internal.Failure;
+import io.homa.internal.ShellConfig;
+import io.homa.internal.observe.JfrEvents;
+import io.homa.internal.observe.MetricsSnapshot;
+import io.homa.internal.observe.ShellCounter;
+import io.homa.internal.rpc.CallObserver;
+import io.homa.internal.rpc.ClientCall;
+import io.homa.internal.rpc.Dispatcher;
+import io.homa.internal.rpc.InboundRequest;
+import io.homa.internal.rpc.RequestHandler;
+import io.homa.internal.tcp.PeerPaths;
+import io.homa.internal.tcp.TcpClient;
+import io.homa.internal.tcp.TcpServer;
+import io.homa.internal.transport.Transport;
+import io.homa.internal.udp.FaultInjector;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.EventLoop;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.ScheduledFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.InetSocketAddress;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.function.Consumer;
+
+/**
+ * The I/O shell of one socket: one {@link EngineLoop} per event loop, all on one UDP port, the
+ * socket's executor ({@link Dispatcher}) and the TCP fallback. It binds the channels, hands each
+ * call to a loop (one hand-off, none when the caller is one of the socket's loops), gathers
+ * metrics and snapshots from every loop, and closes everything in order. The API's socket sits on
+ * top and reaches the application only through what it gave here: the {@link ShellConfig} (with
+ * its exception factory), the {@link RequestHandler}, the {@link InboundRequest.Factory} and the
+ * {@link CallObserver}.
+ *
+ * <p>Every call in flight is also in {@link #inFlight}, so that {@link #close()} can fail even a
+ * call whose start task the closing event loop never ran. Whoever removes a call from it
+ * ({@link #forget}) is the one who completes its future. Internal use only; any thread.
+ */
+public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
+    private static final Logger log = LoggerFactory.getLogger(EngineLoops.class);
+    /**
+     * How long close() waits for threads to end: an event loop ends within one drain, and user code
+     * on the executor normally within milliseconds; 5 s bounds a close behind a stuck handler.
+     */
+    private static final long CLOSE_WAIT_MILLIS = 5_000;
+
+    final ShellConfig config;
+    final CallObserver observer;
+    private final int serial;
+    private final InboundRequest.Factory requests;
+    private final Transport transport;
+    private final MultiThreadIoEventLoopGroup group;
+    private final Dispatcher dispatcher;
+    private final EngineLoop[] loops;
+    private final Set<ClientCall<?>> inFlight = ConcurrentHashMap.newKeySet();
+    /** The event loops' threads, joined by close(). */
+    private final Set<Thread> loopThreads = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final AtomicInteger nextLoop = new AtomicInteger();
+    private volatile RequestHandler handler;
+    private InetSocketAddress localAddress;
+    /** The channels of each loop, by priority level (levels may share one). */
+    private Channel[][] channels = new Channel[0][];
+    /** TCP fallback (null when off): counters of its threads, by {@link ShellCounter} ordinal. */
+    private final AtomicLongArray tcpCounters = new AtomicLongArray(ShellCounter.values().length);
+    private final PeerPaths peers;
+    private final TcpServer tcpServer;
+    private TcpClient tcpClient;
+
+    private EngineLoops(ShellConfig config, int serial, InboundRequest.Factory requests, CallObserver observer) {
+        this.config = config;
+        this.serial = serial;
+        this.requests = requests;
+        this.observer = observer;
+        this.transport = new Transport(config);
+        this.loops = new EngineLoop[config.eventLoops()];
+        this.group = transport.newGroup(loops.length, serial, loopThreads);
+        this.dispatcher = Dispatcher.create(config, serial);
+        this.peers = config.tcpFallback() ? new PeerPaths(config, tcpCounters) : null;
+        this.tcpServer = config.tcpFallback() ? new TcpServer(config, this, dispatcher, tcpCounters) : null;
+    }
+
+    /**
+     * Opens the shell of socket number {@code serial}: binds its port and starts reading.
+     *
+     * @throws RuntimeException the API's IO_ERROR if the port cannot be bound
+     */
+    public static EngineLoops open(ShellConfig config, int serial, InboundRequest.Factory requests,
+                                   CallObserver observer) {
+        EngineLoops s = new EngineLoops(config, serial, requests, observer);
+        try {
+            s.bind();
+        } catch (RuntimeException e) {
+            s.close();
+            throw e;
+        }
+        JfrEvents.opened(s);
+        return s;
+    }
+
+    /** Creates the engines, binds every channel on the one port, and starts reading. */
+    private void bind() {
+        EngineConfig base = config.engine();
+        // One GSO send carries at most one UDP payload (64 KB) and 64 segments.
+        int maxSegments = Math.max(1, Math.min(base.maxGsoSegments, Transport.MAX_UDP_PAYLOAD / base.maxDatagram()));
+        // Zero-copy send gathers header and payload slices into a composite: epoll hands it to the
+        // kernel as an iovec, but NIO's datagram channel first copies any composite into one direct
+        // buffer, so there the engine's own single copy is cheaper.
+        boolean inPlace = base.sendPayloadByReference && transport.epoll;
+        SecureRandom random = new SecureRandom();
+        Iterator<EventExecutor> executors = group.iterator();
+        for (int i = 0; i < loops.length; i++) {
+            EngineConfig ec = base.toBuilder().idShard(i, loops.length).maxGsoSegments(maxSegments)
+                    .sendPayloadByReference(inPlace).build();
+            loops[i] = new EngineLoop(this, (EventLoop) executors.next(), ec, random.nextLong(), dispatcher);
+        }
+        PortBinding ports = new PortBinding(config, transport, group, tcpServer);
+        channels = ports.bind(loops);
+        localAddress = ports.localAddress();
+        if (config.tcpFallback()) {
+            tcpClient = new TcpClient(config, transport, group, tcpCounters, localAddress);
+        }
+        for (int i = 0; i < loops.length; i++) {
+            FaultInjector faults = config.faultInjection()
+                    ? new FaultInjector(config.faultSeed() * 31 + i, config.dataFaults(), config.controlFaults()) : null;
+            loops[i].attach(channels[i], transport.gso, faults, loops);
+        }
+        for (Channel[] chs : channels) {
+            for (Channel ch : chs) {
+                ch.config().setAutoRead(true);
+            }
+        }
+        log.debug("Homa socket {} open on {} ({}, {} event loop(s), {} socket(s) per loop, gso={}, gro={},"
+                        + " receive batch {})", serial, localAddress, transport.name(), loops.length,
+                ports.socketsPerLoop(), transport.gso, transport.gro, transport.receiveBatch);
+    }
+
+    /** What the transport choice came to (epoll or NIO, GSO, GRO): for tests that must know. */
+    public Transport transport() {
+        return transport;
+    }
+
+    /** Where user code runs, with the queue of requests waiting for the handler. */
+    public Dispatcher dispatcher() {
+        return dispatcher;
+    }
+
+    /** The channel of {@code loop} for priority {@code level}: for tests that read its options. */
+    public Channel channel(int loop, int level) {
+        return channels[loop][level];
+    }
+
+    @Override
+    public InetSocketAddress localAddress() {
+        return localAddress;
+    }
+
+    // ------------------------------------------------------------------ calls
+
+    /** Starts a call (any thread): over Homa on one of the loops, or over TCP to a peer on TCP. */
+    public void submit(ClientCall<?> c) {
+        inFlight.add(c);
+        if (closed.get()) {
+            finishClosed(c, true);
+            return;
+        }
+        EngineLoop loop = pickLoop();
+        if (peers != null && peers.useTcp(c.server)) {
+            callOverTcp(c, loop);
+        } else {
+            c.startOn(loop.calls); // cancelling its future aborts the RPC (the server learns of it when it next asks)
+        }
+    }
+
+    /**
+     * The loop to run a new call: the caller's own when it is one of ours (an inline handler or
+     * completion stage calling on), which saves a hand-off and a wake-up; else the next in turn.
+     */
+    private EngineLoop pickLoop() {
+        if (loops.length == 1) {
+            return loops[0];
+        }
+        for (EngineLoop l : loops) {
+            if (l.loop.inEventLoop()) {
+                return l;
+            }
+        }
+        return loops[nextLoop.getAndIncrement() & (loops.length - 1)];
+    }
+
+    /**
+     * Sends a call to a peer on TCP ({@link PeerPaths}) over TCP directly, with its deadline timed
+     * on {@code loop}. Should the TCP connection fail, the call goes over Homa after all (its
+     * timeouts then decide). The socket keeps the request buffer until the TCP attempt is over.
+     */
+    private void callOverTcp(ClientCall<?> c, EngineLoop loop) {
+        long remaining = c.deadlineNanos - System.nanoTime();
+        ScheduledFuture<?> timer = loop.loop.schedule(() -> {
+            if (forget(c)) {
+                tcpCounters.incrementAndGet(ShellCounter.CALLS_FAILED.ordinal());
+                tcpCounters.incrementAndGet(ShellCounter.CALLS_DEADLINE_EXPIRED.ordinal());
+                dispatcher.execute(() -> c.fail(config.failures().create(Failure.TIMEOUT, c + " over TCP: no response"
+                        + " within its deadline of " + c.deadline)));
+            }
+        }, Math.max(0, remaining), TimeUnit.NANOSECONDS);
+        c.future.whenComplete((v, e) -> timer.cancel(false));
+        ByteBuf body = c.owner != null ? c.owner.retainedDuplicate() : Unpooled.wrappedBuffer(c.payload.duplicate());
+        tcpClient.send(c.server, 0, 0, body).whenComplete((reply, error) -> {
+            if (error != null) {
+                if (isOpen() && inFlight.contains(c)) {
+                    log.debug("{}: TCP failed ({}); trying Homa", c, error.toString());
+                    peers.offTcp(c.server);
+                    timer.cancel(false);
+                    c.startOn(loop.calls);
+                } else {
+                    c.releaseOwner();
+                }
+                return;
+            }
+            c.releaseOwner();
+            if (forget(c)) {
+                RuntimeException failure = tcpClient.failure(c, reply);
+                tcpCounters.incrementAndGet((failure == null ? ShellCounter.CALLS_SUCCEEDED
+                        : ShellCounter.CALLS_FAILED).ordinal());
+                dispatcher.execute(() -> TcpClient.complete(c, reply, failure));
+            }
+        });
+    }
+
+    /** The calling side of the TCP fallback, or null when it is off. */
+    TcpClient tcpClient() {
+        return tcpClient;
+    }
+
+    /** Which peers are on TCP, or null when the fallback is off. */
+    PeerPaths peers() {
+        return peers;
+    }
+
+    /**
+     * TCP fallback, serving side: may a TCP retry of the Homa RPC {@code rpcId} of {@code client}
+     * (its UDP address) run? True unless an engine loop received that request over Homa; when
+     * true, every loop also drops that request should it still arrive over Homa. Completes on an
+     * event loop.
+     */
+    @Override
+    public CompletableFuture<Boolean> claimForTcp(InetSocketAddress client, long rpcId) {
+        CompletableFuture<Boolean> all = CompletableFuture.completedFuture(true);
+        for (EngineLoop l : loops) {
+            all = all.thenCompose(ok -> ok && l.fallback != null ? l.fallback.claimForTcp(client, rpcId)
+                    : CompletableFuture.completedFuture(false));
+        }
+        return all;
+    }
+
+    /** Closes the UDP sockets only, so that this socket serves over TCP alone: for tests of the fallback. */
+    public void closeUdpForTests() {
+        for (Channel[] byLevel : channels) {
+            for (Channel ch : byLevel) {
+                ch.close().awaitUninterruptibly();
+            }
+        }
+    }
+
+    /** Removes a call from the in-flight set; true if this caller is the one to complete it. */
+    boolean forget(ClientCall<?> c) {
+        return inFlight.remove(c);
+    }
+
+    /**
+     * Fails a call because the socket is closed, unless someone completed it already.
+     *
+     * @param releaseOwner whether the call's buffer is still ours to release (it never reached an
+     *                     engine; once it did, the engine loop releases it)
+     */
+    void finishClosed(ClientCall<?> c, boolean releaseOwner) {
+        if (forget(c)) {
+            if (releaseOwner) {
+                c.releaseOwner();
+            }
+            dispatcher.execute(() -> c.fail(config.failures().create(Failure.SOCKET_CLOSED, c + " failed: the socket "
+                    + localAddress + " is closed")));
+        }
+    }
+
+    // ------------------------------------------------------------------ serving
+
+    /** Answers requests with {@code handler} from now on (any thread). */
+    public void serve(RequestHandler handler) {
+        this.handler = handler;
+    }
+
+    @Override
+    public RequestHandler handler() {
+        return handler;
+    }
+
+    @Override
+    public InboundRequest.Factory requests() {
+        return requests;
+    }
+
+    // ------------------------------------------------------------------ metrics and snapshots
+
+    /** The socket's counters, summed over its loops and the TCP fallback's threads. */
+    public MetricsSnapshot metrics() {
+        MetricsSnapshot m = new MetricsSnapshot();
+        onEveryLoop(l -> {
+            synchronized (m) { // the loops add at the same time
+                l.addMetrics(m);
+            }
+        });
+        for (int i = 0; i < m.shell.length; i++) {
+            m.shell[i] += tcpCounters.get(i);
+        }
+        m.shell[ShellCounter.EXECUTOR_HANDOFFS.ordinal()] += dispatcher.handoffs();
+        if (peers != null) {
+            m.shell[ShellCounter.PEERS_ON_TCP.ordinal()] = peers.size();
+        }
+        m.transport = transport.name();
+        return m;
+    }
+
+    /** Every live RPC of every loop, oldest first per loop. */
+    @Override
+    public List<RpcState> rpcStates() {
+        List<RpcState> all = new ArrayList<>();
+        onEveryLoop(l -> {
+            List<RpcState> mine = new ArrayList<>();
+            l.rpcs(mine);
+            synchronized (all) { // the loops run these at the same time
+                all.addAll(mine);
+            }
+        });
+        return all;
+    }
+
+    /**
+     * Runs {@code action} on every engine loop (one hand-off each, all in flight together) and waits
+     * for them; on the calling thread for a loop that has ended (its engine is then still).
+     */
+    private void onEveryLoop(Consumer<EngineLoop> action) {
+        List<Future<?>> pending = new ArrayList<>();
+        List<EngineLoop> pendingLoops = new ArrayList<>();
+        for (EngineLoop l : loops) {
+            if (l == null) {
+                continue;
+            }
+            if (group.isTerminated() || l.loop.inEventLoop()) {
+                action.accept(l);
+                continue;
+            }
+            try {
+                pending.add(l.loop.submit(() -> action.accept(l)));
+                pendingLoops.add(l);
+            } catch (RejectedExecutionException e) {
+                group.terminationFuture().awaitUninterruptibly(CLOSE_WAIT_MILLIS);
+                action.accept(l);
+            }
+        }
+        for (int i = 0; i < pending.size(); i++) {
+            Future<?> f = pending.get(i);
+            if (!f.awaitUninterruptibly(CLOSE_WAIT_MILLIS) || !f.isSuccess()) {
+                group.terminationFuture().awaitUninterruptibly(CLOSE_WAIT_MILLIS);
+                if (!f.isSuccess()) {
+                    action.accept(pendingLoops.get(i));
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ close
+
+    @Override
+    public boolean isOpen() {
+        return !closed.get();
+    }
+
+    /**
+     * Fails pending calls, drops open requests, frees every buffer, closes the channels and stops
+     * the threads, waiting for them unless called from one of them. Idempotent.
+     */
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        if (tcpClient != null) {
+            tcpClient.close();
+        }
+        JfrEvents.closed(this);
+        boolean onOwnLoop = false;
+        for (EngineLoop l : loops) {
+            if (l == null) {
+                continue;
+            }
+            if (l.loop.inEventLoop()) {
+                onOwnLoop = true;
+                l.closeOnLoop();
+            } else {
+                try {
+                    l.loop.execute(l::closeOnLoop);
+                } catch (RejectedExecutionException e) {
+                    // already shutting down
+                }
+            }
+        }
+        group.shutdownGracefully(0, CLOSE_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+        if (onOwnLoop) {
+            group.terminationFuture().addListener(f -> afterTermination(false));
+        } else {
+            long giveUp = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MILLIS);
+            if (!group.terminationFuture().awaitUninterruptibly(CLOSE_WAIT_MILLIS)) {
+                log.warn("Homa socket {}: event loops still running {} ms after close", localAddress,
+                        CLOSE_WAIT_MILLIS);
+            }
+            Dispatcher.join(loopThreads, giveUp); // they end right after the termination future
+            afterTermination(!dispatcher.isOwnThread());
+        }
+    }
+
+    /** Fails the calls no loop got to, then stops the executor (waiting for it if {@code wait}). */
+    private void afterTermination(boolean wait) {
+        for (EngineLoop l : loops) {
+            if (l != null) {
+                l.runLeftoverCommands();
+            }
+        }
+        for (ClientCall<?> c : inFlight) {
+            finishClosed(c, true);
+        }
+        dispatcher.shutdown(wait ? CLOSE_WAIT_MILLIS : 0);
+        log.debug("Homa socket {} on {} closed", serial, localAddress);
+    }
+}

@@ -1,0 +1,212 @@
+package io.homa.internal.loop;
+
+import io.homa.core.EngineConfig;
+import io.homa.core.EngineEvent;
+import io.homa.core.RpcError;
+import io.homa.internal.observe.ShellCounter;
+import io.homa.internal.rpc.InboundRequest;
+import io.homa.internal.rpc.RequestHandler;
+import io.netty.buffer.ByteBuf;
+import io.netty.util.ReferenceCountUtil;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The server side of one engine loop: hands the engine's REQUEST events to the handler (within
+ * the socket's queue bound, else refused as OVERLOADED), keeps every request a handler has until
+ * it is answered, dropped or timed out, and sends the replies. It is the {@link InboundRequest.Path}
+ * of the requests received here. Runs on the loop unless a method says otherwise.
+ */
+final class ServedRequests implements InboundRequest.Path {
+    private static final Logger log = LoggerFactory.getLogger(ServedRequests.class);
+
+    private final EngineLoop l;
+    private final long requestTimeoutNanos;
+    /** Requests dropped recently, so that their clients' automatic retries are dropped too. */
+    private final DroppedRequests dropped;
+    /** Counts a request whose handler never ran (made once, not per request). */
+    private final Runnable requestSkipped;
+    /** The newest request handed to the handler and not yet answered or dropped (a list through the requests). */
+    private InboundRequest newestOpen;
+
+    ServedRequests(EngineLoop loop, Duration requestTimeout) {
+        this.l = loop;
+        this.requestTimeoutNanos = requestTimeout.toNanos();
+        EngineConfig ec = loop.engineConfig;
+        long retryWindow = (ec.maxRestarts + 1L) * ec.timeoutTicks * ec.tickNanos;
+        this.dropped = new DroppedRequests(Math.max(TimeUnit.SECONDS.toNanos(1), retryWindow));
+        this.requestSkipped = () -> l.runOnLoop(() -> l.count(ShellCounter.REQUESTS_SKIPPED));
+    }
+
+    // ------------------------------------------------------------------ InboundRequest.Path
+
+    /** Sends a reply (any thread): at once from an inline handler, else as a command. */
+    @Override
+    public void reply(InboundRequest r, ByteBuffer payload, ByteBuf owner) {
+        if (l.loop.inEventLoop()) {
+            respond(r, payload, owner); // an inline handler: no lambda
+        } else {
+            l.submit(() -> respond(r, payload, owner));
+        }
+    }
+
+    @Override
+    public void dropRequest(InboundRequest r, String why) {
+        if (r.markDropped()) {
+            l.runOnLoop(() -> dropOnLoop(r, why));
+        }
+    }
+
+    @Override
+    public boolean isClosed() {
+        return l.isClosed();
+    }
+
+    // ------------------------------------------------------------------ requests in
+
+    /** The engine's REQUEST event: to the handler, or dropped, or refused as overloaded. */
+    void onRequest(EngineEvent e) {
+        long now = System.nanoTime();
+        if (l.fallback != null) {
+            l.fallback.delivered(now, e.peer(), e.rpcId());
+        }
+        InboundRequest r = l.socket.requests().create(this, e.rpcId(), e.peer(), e.message(),
+                l.engineConfig.maxMessageLength);
+        RequestHandler handler = l.socket.handler();
+        if (handler == null || dropped.contains(now, e.peer(), e.rpcId())) {
+            r.markDropped();
+            dropOnLoop(r, handler == null ? "no handler is set (serve() not called)" : "dropped before, retried");
+            return;
+        }
+        if (!l.dispatcher.admitRequest()) {
+            refuseOverloaded(now, r);
+            return;
+        }
+        l.count(ShellCounter.REQUESTS_HANDLED);
+        track(r);
+        r.expiresAt = now + requestTimeoutNanos;
+        l.deadlines.add(r);
+        l.dispatcher.runHandler(handler, r, r.expiresAt, requestSkipped);
+    }
+
+    /**
+     * Refuses a request without running its handler: the queue of requests waiting for one is
+     * full. The engine frees the RPC and tells the client with an OVERLOADED packet, on which the
+     * client's engine fails the call ({@link RpcError#OVERLOADED}). The request is not remembered
+     * as dropped: should the packet be lost, the client's retry is judged afresh.
+     */
+    private void refuseOverloaded(long now, InboundRequest r) {
+        r.markDropped();
+        l.count(ShellCounter.REQUESTS_OVERLOADED);
+        log.debug("{} refused: {} requests wait for the handler already", r, l.socket.config.maxQueuedRequests());
+        l.engine.rejectOverloaded(now, r.peer(), r.rpcId);
+    }
+
+    /** Remembers that {@code client}'s RPC {@code rpcId} runs elsewhere (a TCP retry), so a Homa copy is dropped. */
+    void claimedElsewhere(long now, InetSocketAddress client, long rpcId) {
+        dropped.add(now, client, rpcId);
+    }
+
+    // ------------------------------------------------------------------ answers out
+
+    private void respond(InboundRequest r, ByteBuffer payload, ByteBuf owner) {
+        l.deadlines.remove(r);
+        if (l.isClosed()) {
+            ReferenceCountUtil.safeRelease(owner);
+            return;
+        }
+        untrack(r);
+        ByteBuffer[] parts = payload == null ? owner.nioBuffers() : null; // read in place, never gathered
+        ByteBuffer key = parts == null ? payload : parts[0];
+        if (owner != null) {
+            l.buffers.own(key, owner);
+        }
+        boolean sent = false;
+        RuntimeException refused = null;
+        try {
+            long now = System.nanoTime();
+            sent = parts == null ? l.engine.respond(now, r.peer(), r.rpcId, payload)
+                    : l.engine.respondInParts(now, r.peer(), r.rpcId, parts);
+        } catch (RuntimeException e) { // a limit of the engine (e.g. its outgoing bytes)
+            refused = e;
+        }
+        if (sent) {
+            l.count(ShellCounter.REQUESTS_REPLIED);
+        } else {
+            if (owner != null) {
+                l.buffers.release(key);
+            }
+            if (refused == null) {
+                log.debug("reply to {} discarded: the RPC is gone (client aborted or vanished)", r);
+            } else {
+                log.warn("reply to {} refused by the engine: {}; the request is dropped", r, refused.getMessage());
+                dropOnLoop(r, "its reply was refused: " + refused.getMessage());
+                return;
+            }
+        }
+        l.drain();
+    }
+
+    /**
+     * Drops a request: the engine frees its server RPC (counted as SERVER_RPCS_ABANDONED), and the
+     * client learns of it when it next asks (RPC_UNKNOWN, and its request restarts, to be dropped
+     * again while it is remembered here).
+     */
+    private void dropOnLoop(InboundRequest r, String why) {
+        l.deadlines.remove(r);
+        if (l.isClosed()) {
+            return;
+        }
+        untrack(r);
+        long now = System.nanoTime();
+        log.debug("{} dropped: {}", r, why);
+        l.count(ShellCounter.REQUESTS_DROPPED);
+        dropped.add(now, r.peer(), r.rpcId);
+        l.engine.abandon(now, r.peer(), r.rpcId);
+        l.drain();
+    }
+
+    // ------------------------------------------------------------------ the open requests
+
+    /** {@code r} went to its handler: it must be answered or dropped, at the latest at close. */
+    private void track(InboundRequest r) {
+        r.olderOpen = newestOpen;
+        if (newestOpen != null) {
+            newestOpen.newerOpen = r;
+        }
+        newestOpen = r;
+        r.tracked = true;
+    }
+
+    /** {@code r} was answered or dropped (a no-op if it was never tracked, or was already untracked). */
+    private void untrack(InboundRequest r) {
+        if (!r.tracked) {
+            return;
+        }
+        r.tracked = false;
+        if (r.olderOpen != null) {
+            r.olderOpen.newerOpen = r.newerOpen;
+        }
+        if (r.newerOpen != null) {
+            r.newerOpen.olderOpen = r.olderOpen;
+        } else {
+            newestOpen = r.olderOpen;
+        }
+        r.olderOpen = null;
+        r.newerOpen = null;
+    }
+
+    /** Drops every request still open (close): its bytes are released, a late reply is discarded. */
+    void close() {
+        for (InboundRequest r = newestOpen; r != null; r = r.olderOpen) {
+            r.tracked = false;
+            r.markDropped();
+        }
+        newestOpen = null;
+    }
+}

@@ -1,0 +1,198 @@
+package io.homa.internal.rpc;
+
+import io.homa.core.ReceivedMessage;
+import io.netty.buffer.ByteBuf;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.ScheduledFuture;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import java.util.function.Function;
+
+/**
+ * One call in flight: what to send, until when, and the future to complete. Made on the caller's
+ * thread; its {@code rpcId} and deadline slot are touched only by the event loop that runs it.
+ * It is also the command that starts it on that loop ({@link #run}) and its entry in the loop's
+ * {@link DeadlineQueue}, so that a call costs no lambda or timer task of its own.
+ *
+ * <p>Internal use only. The fields that are not final belong to the event loop that runs the call.
+ *
+ * @param <T> the response type ({@code byte[]} or {@code ByteBuf})
+ */
+public final class ClientCall<T> implements Runnable, DeadlineQueue.Entry {
+    /** What runs a call over Homa: an engine loop, seen only through what a call asks of it. */
+    public interface Runner {
+        /** Queues {@code c} to start on the loop (any thread): the command is {@code c} itself. */
+        void call(ClientCall<?> c);
+
+        /** Starts {@code c} (on the loop). */
+        void start(ClientCall<?> c);
+
+        /** The caller cancelled {@code c}'s future (any thread). */
+        void cancel(ClientCall<?> c);
+
+        /** {@code c}'s deadline passed (on the loop). */
+        void deadlinePassed(ClientCall<?> c);
+    }
+
+    public final InetSocketAddress server;
+    /**
+     * The request bytes between position and limit, read by the engine until the RPC ends; null
+     * when {@link #owner} has several parts (a composite), which the engine then reads in place.
+     */
+    public final ByteBuffer payload;
+    /** The request's length in bytes. */
+    public final int length;
+    /** The buffer behind {@link #payload} that the socket must release, or null (a byte[] request). */
+    public final ByteBuf owner;
+    public final Duration deadline;
+    /** {@link System#nanoTime()} at which the deadline passes. */
+    public final long deadlineNanos;
+    /** Cancelling it aborts the RPC (see {@link CallFuture}). */
+    public final CompletableFuture<T> future = new CallFuture();
+    /** {@link System#nanoTime()} when the call was made: its latency for listeners and JFR. */
+    public final long startedNanos = System.nanoTime();
+    private final Function<ReceivedMessage, T> decode;
+
+    /** The engine loop that runs the call over Homa; null until it is handed to one. */
+    private volatile Runner loop;
+    /** The engine's id for this RPC; 0 until started. */
+    public long rpcId;
+    /** Place in the loop's {@link DeadlineQueue} (-1: not there). */
+    private int deadlineSlot = -1;
+    /** TCP fallback: when the engine took the call ({@link System#nanoTime()}); event loop only. */
+    public long launchedAt;
+    /** TCP fallback: the timer that retries the call over TCP if its server stays silent, or null. */
+    public ScheduledFuture<?> probe;
+    /** TCP fallback: the server refused the TCP retry, having received the request over Homa. */
+    public boolean fallbackRefused;
+    /** 1 once {@link #owner} was released; a field and an updater, not an object per call. */
+    @SuppressWarnings("unused") // written through OWNER_RELEASED
+    private volatile int ownerReleased;
+    @SuppressWarnings("rawtypes")
+    private static final AtomicIntegerFieldUpdater<ClientCall> OWNER_RELEASED =
+            AtomicIntegerFieldUpdater.newUpdater(ClientCall.class, "ownerReleased");
+
+    public ClientCall(InetSocketAddress server, ByteBuffer payload, ByteBuf owner, Duration deadline,
+               long deadlineNanos, Function<ReceivedMessage, T> decode) {
+        this.server = server;
+        this.payload = payload;
+        this.owner = owner;
+        this.length = payload != null ? payload.remaining() : owner.readableBytes();
+        this.deadline = deadline;
+        this.deadlineNanos = deadlineNanos;
+        this.decode = decode;
+    }
+
+    /**
+     * Completes the future with the response (on the user-code executor), which takes over its
+     * memory; a response nobody takes (the future was completed or cancelled meanwhile) is released.
+     */
+    public void succeed(ReceivedMessage response) {
+        T value = decode.apply(response);
+        if (!future.complete(value)) {
+            ReferenceCountUtil.release(value);
+        }
+    }
+
+    /** Completes the future exceptionally (with the API's exception for the failure). */
+    public void fail(RuntimeException e) {
+        future.completeExceptionally(e);
+    }
+
+    /**
+     * Hands the call to {@code loop} to run over Homa (any thread). A future cancelled before (while
+     * the call went over TCP) aborts it there too.
+     */
+    public void startOn(Runner loop) {
+        this.loop = loop;
+        if (future.isCancelled()) {
+            loop.cancel(this);
+        }
+        loop.call(this);
+    }
+
+    /** Starts the call on its loop: the command {@link Runner#call} queues. */
+    @Override
+    public void run() {
+        loop.start(this);
+    }
+
+    @Override
+    public long deadlineNanos() {
+        return deadlineNanos;
+    }
+
+    @Override
+    public int deadlineSlot() {
+        return deadlineSlot;
+    }
+
+    @Override
+    public void deadlineSlot(int slot) {
+        deadlineSlot = slot;
+    }
+
+    @Override
+    public void deadlinePassed() {
+        loop.deadlinePassed(this);
+    }
+
+    /** Cancels the TCP fallback's probe, if any (on the loop). */
+    public void cancelProbe() {
+        if (probe != null) {
+            probe.cancel(false);
+            probe = null;
+        }
+    }
+
+    /**
+     * Releases {@link #owner} unless that happened already (any thread): for a call no engine
+     * took, whose buffer is therefore still the socket's (once an engine took it, the engine's
+     * release listener frees it instead).
+     */
+    public void releaseOwner() {
+        if (owner != null && OWNER_RELEASED.compareAndSet(this, 0, 1)) {
+            ReferenceCountUtil.safeRelease(owner);
+        }
+    }
+
+    /**
+     * Tells the call's loop when the future is cancelled (by {@link #cancel} or by completing it
+     * with a {@link CancellationException}), so that the RPC is aborted: an override rather than a
+     * completion stage, which would cost two objects per call.
+     */
+    private final class CallFuture extends CompletableFuture<T> {
+        @Override
+        public boolean cancel(boolean mayInterruptIfRunning) {
+            boolean cancelled = super.cancel(mayInterruptIfRunning);
+            onCancelled();
+            return cancelled;
+        }
+
+        @Override
+        public boolean completeExceptionally(Throwable ex) {
+            boolean completed = super.completeExceptionally(ex);
+            if (ex instanceof CancellationException) {
+                onCancelled();
+            }
+            return completed;
+        }
+
+        private void onCancelled() {
+            Runner l = loop;
+            if (l != null && isCancelled()) {
+                l.cancel(ClientCall.this);
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "call " + Long.toUnsignedString(rpcId, 16) + " to " + server + " (" + length + " B)";
+    }
+}

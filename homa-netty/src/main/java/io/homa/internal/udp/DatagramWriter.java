@@ -1,0 +1,259 @@
+package io.homa.internal.udp;
+
+import io.homa.internal.observe.ShellCounter;
+import io.homa.core.Transmit;
+import io.homa.core.wire.WireFormat;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.CompositeByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.EventLoop;
+import io.netty.channel.socket.DatagramPacket;
+import io.netty.channel.unix.SegmentedDatagramPacket;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The send path of one event loop. The engine writes datagrams straight into direct memory
+ * ({@link #reserve()}, from the {@link SendArena}); each {@link Transmit} then leaves as a slice of it, on the channel of its
+ * priority level: as one GSO send ({@link SegmentedDatagramPacket}) when it has several segments
+ * and GSO is on, else as one {@link DatagramPacket} per segment. Writes are not flushed one by one:
+ * {@link #flush()} at the end of a batch hands them all to the kernel (sendmmsg with epoll).
+ * With fault injection on, each segment goes alone and may be dropped, duplicated or delayed.
+ *
+ * <p>Zero-copy send ({@code HomaConfig.zeroCopySend()}): for a transmit the engine made
+ * {@linkplain Transmit#payloadByReference() by reference}, the buffer holds only the headers, and
+ * each datagram is a {@link CompositeByteBuf} of a header slice and a retained slice of the
+ * caller's payload buffer (a GSO send one composite of all of them, header, payload, header, ...).
+ * Epoll hands a composite of direct buffers to the kernel as an iovec, so no payload byte is copied
+ * in this process; the slices keep the caller's buffer alive until Netty has sent them.
+ *
+ * <p>Buffer ownership: the arena holds one reference to each buffer; every slice written holds one
+ * more, released by Netty once sent. Delayed (fault-injected) packets are released by {@link #close()}
+ * if they have not left yet. Confined to the event loop.
+ *
+ * <p>Internal use only (public for the shell's other packages; the module does not export it).
+ */
+public final class DatagramWriter {
+    /**
+     * Size of each send buffer; transmits are carved out of it back to back. Four of the largest
+     * transmits (one 64 KB GSO send each) fit, so a buffer is seldom retired with room left, and
+     * the arena's spares stay at a few MiB per loop. A round size, not a measured optimum.
+     */
+    private static final int BATCH_BYTES = 256 * 1024;
+    /**
+     * Flush early when this many bytes are written but not flushed: two buffers' worth, so a long
+     * drain hands the kernel its datagrams while the engine is still writing, and the unflushed
+     * direct memory per loop stays bounded. Far below the default 4 MiB socket send buffer, so one
+     * flush does not overrun it. A round size, not a measured optimum.
+     */
+    private static final int FLUSH_THRESHOLD = 512 * 1024;
+
+    /** The distinct channels, and for each priority level the index of its channel. */
+    private final List<Channel> channels = new ArrayList<>();
+    private final int[] channelOfLevel;
+    private final boolean[] dirty;
+    private final boolean gso;
+    private final FaultInjector faults;
+    private final EventLoop loop;
+    private final long[] shell;
+    private final SendArena arena;
+    /** Room the engine needs for one transmit: maxDatagram x maxGsoSegments. */
+    private final int reserveBytes;
+    private ByteBuf batch;
+    private int unflushedBytes;
+    private final Set<DatagramPacket> delayed = Collections.newSetFromMap(new IdentityHashMap<>());
+
+    /** @param byLevel the channel of each priority level 0..7 (levels may share one) */
+    public DatagramWriter(Channel[] byLevel, boolean gso, FaultInjector faults, EventLoop loop, long[] shell,
+                   int reserveBytes) {
+        this.channelOfLevel = new int[byLevel.length];
+        for (int level = 0; level < byLevel.length; level++) {
+            int i = channels.indexOf(byLevel[level]);
+            if (i < 0) {
+                i = channels.size();
+                channels.add(byLevel[level]);
+            }
+            channelOfLevel[level] = i;
+        }
+        this.dirty = new boolean[channels.size()];
+        this.gso = gso;
+        this.faults = faults;
+        this.loop = loop;
+        this.shell = shell;
+        this.arena = new SendArena(Math.max(BATCH_BYTES, 2 * reserveBytes));
+        this.reserveBytes = reserveBytes;
+    }
+
+    /** Whether every channel can take more writes (none is past its high water mark). */
+    public boolean writable() {
+        for (int i = 0; i < channels.size(); i++) {
+            if (!channels.get(i).isWritable()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** A buffer with room for one transmit, positioned where the engine should write. */
+    public ByteBuffer reserve() {
+        batch = arena.buffer(reserveBytes);
+        return batch.internalNioBuffer(batch.writerIndex(), batch.writableBytes());
+    }
+
+    /**
+     * Sends what the engine just wrote into the buffer from {@link #reserve()}.
+     *
+     * @param payload when {@link Transmit#payloadByReference()}, the caller's buffer the engine's
+     *                payload view was taken from (read from its reader index; sliced, never
+     *                copied); else ignored
+     */
+    public void send(Transmit t, ByteBuf payload) {
+        int length = t.length();
+        ByteBuf bytes = take(t.written());
+        if (!t.payloadByReference()) {
+            payload = null;
+        } else if (payload == null) {
+            bytes.release();
+            throw new IllegalStateException("no buffer owns the payload of " + t);
+        }
+        int chIndex = channelOfLevel[t.priority()];
+        Channel ch = channels.get(chIndex);
+        InetSocketAddress to = t.destination();
+        int segments = t.segments();
+        shell[(t.isData() ? ShellCounter.BYTES_SENT_DATA : ShellCounter.BYTES_SENT_CONTROL).ordinal()] += length;
+        shell[ShellCounter.DATAGRAMS_SENT.ordinal()] += segments;
+        if (t.isData()) {
+            int payloadBytes = length - segments * WireFormat.DATA_HEADER;
+            shell[(payload != null ? ShellCounter.SEND_PAYLOAD_BYTES_IN_PLACE : ShellCounter.SEND_PAYLOAD_BYTES_COPIED).ordinal()]
+                    += payloadBytes;
+        }
+        unflushedBytes += length;
+        if (faults != null) {
+            sendWithFaults(ch, chIndex, bytes, payload, t);
+        } else if (segments == 1) {
+            write(ch, chIndex, new DatagramPacket(payload == null ? bytes : inPlace(segment(ch, bytes, payload, t, 0), bytes), to));
+        } else if (gso) {
+            shell[ShellCounter.GSO_SENDS.ordinal()]++;
+            ByteBuf all = payload == null ? bytes : inPlace(gathered(ch, bytes, payload, t), bytes);
+            write(ch, chIndex, new SegmentedDatagramPacket(all, t.segmentSize(), to));
+        } else {
+            for (int i = 0; i < segments; i++) {
+                write(ch, chIndex, new DatagramPacket(segment(ch, bytes, payload, t, i), to));
+            }
+            bytes.release();
+        }
+        if (unflushedBytes >= FLUSH_THRESHOLD) {
+            flush();
+        }
+    }
+
+    /** The {@code length} bytes just written after the batch's writer index, as a slice of their own. */
+    private ByteBuf take(int length) {
+        ByteBuf bytes = batch.retainedSlice(batch.writerIndex(), length);
+        batch.writerIndex(batch.writerIndex() + length);
+        return bytes;
+    }
+
+    /**
+     * Datagram {@code i} of {@code t} as a buffer of its own (the caller owns one reference): a
+     * slice of {@code bytes}, or with {@code payload} a composite of its header and payload slices.
+     */
+    private static ByteBuf segment(Channel ch, ByteBuf bytes, ByteBuf payload, Transmit t, int i) {
+        if (payload == null) {
+            int size = t.segmentSize();
+            int off = i * size;
+            return bytes.retainedSlice(off, Math.min(size, t.length() - off));
+        }
+        CompositeByteBuf c = ch.alloc().compositeDirectBuffer(2);
+        addSegment(c, bytes, payload, t, i);
+        return c;
+    }
+
+    /** {@code datagram}, once the headers' own reference is dropped (the datagram holds slices of them). */
+    private static ByteBuf inPlace(ByteBuf datagram, ByteBuf headers) {
+        headers.release();
+        return datagram;
+    }
+
+    /** All datagrams of {@code t} back to back, headers interleaved with payload slices, for one GSO send. */
+    private static ByteBuf gathered(Channel ch, ByteBuf headers, ByteBuf payload, Transmit t) {
+        int segments = t.segments();
+        CompositeByteBuf c = ch.alloc().compositeDirectBuffer(2 * segments); // at most 128 of the kernel's 1024 iovecs
+        for (int i = 0; i < segments; i++) {
+            addSegment(c, headers, payload, t, i);
+        }
+        return c;
+    }
+
+    /** Appends header {@code i} and its payload bytes, both retained slices: nothing is copied. */
+    private static void addSegment(CompositeByteBuf c, ByteBuf headers, ByteBuf payload, Transmit t, int i) {
+        int h = t.headerSize();
+        int per = t.segmentSize() - h;
+        int payloadBytes = t.length() - t.segments() * h;
+        int off = i * per;
+        c.addComponent(true, headers.retainedSlice(i * h, h));
+        c.addComponent(true, payload.retainedSlice(payload.readerIndex() + t.payloadOffset() + off,
+                Math.min(per, payloadBytes - off)));
+    }
+
+    private void sendWithFaults(Channel ch, int chIndex, ByteBuf bytes, ByteBuf payload, Transmit t) {
+        boolean data = t.isData();
+        for (int i = 0; i < t.segments(); i++) {
+            DatagramPacket p = new DatagramPacket(segment(ch, bytes, payload, t, i), t.destination());
+            switch (faults.decide(data)) {
+                case SEND -> write(ch, chIndex, p);
+                case DROP -> {
+                    shell[ShellCounter.FAULTS_DROPPED.ordinal()]++;
+                    p.release();
+                }
+                case DUPLICATE -> {
+                    shell[ShellCounter.FAULTS_DUPLICATED.ordinal()]++;
+                    write(ch, chIndex, p.retainedDuplicate());
+                    write(ch, chIndex, p);
+                }
+                case DELAY -> {
+                    shell[ShellCounter.FAULTS_REORDERED.ordinal()]++;
+                    delayed.add(p);
+                    loop.schedule(() -> {
+                        if (delayed.remove(p)) {
+                            ch.writeAndFlush(p, ch.voidPromise());
+                        }
+                    }, faults.delayNanos(data), TimeUnit.NANOSECONDS);
+                }
+            }
+        }
+        bytes.release();
+    }
+
+    private void write(Channel ch, int chIndex, Object packet) {
+        ch.write(packet, ch.voidPromise());
+        dirty[chIndex] = true;
+    }
+
+    /** Hands every written datagram to the kernel. */
+    public void flush() {
+        for (int i = 0; i < dirty.length; i++) {
+            if (dirty[i]) {
+                dirty[i] = false;
+                channels.get(i).flush();
+            }
+        }
+        unflushedBytes = 0;
+    }
+
+    /** Releases every delayed packet not yet sent (the arena's memory goes to the collector). */
+    public void close() {
+        batch = null;
+        for (DatagramPacket p : delayed) {
+            p.release();
+        }
+        delayed.clear();
+    }
+}
