@@ -53,9 +53,7 @@ public final class HomaEngine {
     private final int unscheduledLimit;
     /** Where each datagram is decoded (reused: the receive path allocates nothing). */
     private final DecodedPacket decoded = new DecodedPacket();
-    private final Transmit transmit = new Transmit();
-    /** When the pacer lets held-back data go, or {@link Long#MAX_VALUE}. */
-    private long pacerWakeAt = Long.MAX_VALUE;
+    private final TransmitOrder transmitOrder;
 
     /**
      * @param config the tunables
@@ -80,6 +78,7 @@ public final class HomaEngine {
         this.outgoing = new OutgoingData(cfg, counters, rpcs, senders, pacer, priorities, acks, grants, control, limits);
         this.timer = new RpcTimer(cfg, counters, clock, rpcs, control, acks, priorities);
         this.strays = new StrayResponses(cfg, control);
+        this.transmitOrder = new TransmitOrder(counters, control, senders, pacer, outgoing);
     }
 
     public EngineConfig config() { return cfg; }
@@ -298,52 +297,20 @@ public final class HomaEngine {
             throw new IllegalArgumentException("transmit buffer has " + out.remaining()
                     + " bytes free, needs at least " + cfg.maxDatagram());
         }
-        // Control packets first: they are small, and each unblocks a peer.
-        int start = out.position();
-        InetSocketAddress to = control.writeNext(out);
-        if (to != null) {
-            int length = out.position() - start;
-            transmit.set(to, Priorities.CONTROL, length, 1, length, false);
-            pacer.sent(now, length);
-            return counted(transmit);
-        }
-        // Then the sender's SRPT order. Retransmissions wait for the pacer too: a burst of them
-        // into a full NIC queue would only delay every control packet and short message behind it.
-        pacerWakeAt = Long.MAX_VALUE;
-        OutgoingMessage m = senders.peek();
-        if (m == null) {
-            pacer.idle();
-            return null;
-        }
-        if (!pacer.mayTransmit(now, outgoing.backlog(m))) {
-            counters.bump(Counter.PACER_HOLDS);
-            pacerWakeAt = pacer.hold();
-            return null;
-        }
-        outgoing.write(now, m, out, transmit);
-        return counted(transmit);
-    }
-
-    private Transmit counted(Transmit t) {
-        counters.add(Counter.BYTES_SENT, t.length);
-        return t;
+        return transmitOrder.poll(now, out);
     }
 
     /**
      * When {@link #onTimer} should next be called (ns), or {@link Long#MAX_VALUE} if never. A
      * call earlier than this is harmless.
      */
-    public long nextDeadline() { return Math.min(clock.nextTickAt(), pacerWakeAt); }
+    public long nextDeadline() { return Math.min(clock.nextTickAt(), transmitOrder.wakeAt()); }
 
     // ------------------------------------------------------------------ inputs
 
     /** The clock reached {@code now}: runs the timer tick if due and releases paced data. */
     public void onTimer(long now) {
-        if (now >= pacerWakeAt) {
-            counters.bump(Counter.PACER_WAKEUPS);
-            counters.add(Counter.PACER_WAKEUP_LATE_NANOS, now - pacerWakeAt);
-            pacerWakeAt = Long.MAX_VALUE;
-        }
+        transmitOrder.onTimer(now);
         if (clock.advance(now)) {
             counters.bump(Counter.TICKS);
             timer.tick();
