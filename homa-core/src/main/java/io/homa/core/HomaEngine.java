@@ -3,7 +3,6 @@ package io.homa.core;
 import io.homa.core.wire.DecodedPacket;
 import io.homa.core.wire.DropReason;
 import io.homa.core.wire.PacketDecoder;
-import io.homa.core.wire.PacketType;
 
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -53,6 +52,7 @@ public final class HomaEngine {
     private final int unscheduledLimit;
     /** Where each datagram is decoded (reused: the receive path allocates nothing). */
     private final DecodedPacket decoded = new DecodedPacket();
+    private final ApplicationCommands commands;
     private final TransmitOrder transmitOrder;
 
     /**
@@ -78,6 +78,7 @@ public final class HomaEngine {
         this.outgoing = new OutgoingData(cfg, counters, rpcs, senders, pacer, priorities, acks, grants, control, limits);
         this.timer = new RpcTimer(cfg, counters, clock, rpcs, control, acks, priorities);
         this.strays = new StrayResponses(cfg, control);
+        this.commands = new ApplicationCommands(cfg, counters, clock, rpcs, limits, outgoing, control);
         this.transmitOrder = new TransmitOrder(counters, control, senders, pacer, outgoing);
     }
 
@@ -125,7 +126,7 @@ public final class HomaEngine {
      */
     public long startRequest(long now, InetSocketAddress server, ByteBuffer request) {
         Objects.requireNonNull(request, "request");
-        return startRequest(now, server, request, null, request.remaining());
+        return commands.startRequest(now, server, request, null, request.remaining());
     }
 
     /**
@@ -137,25 +138,8 @@ public final class HomaEngine {
      */
     public long startRequestInParts(long now, InetSocketAddress server, ByteBuffer[] request) {
         Objects.requireNonNull(request, "request");
-        return startRequest(now, server, request.length == 0 ? null : request[0], request,
+        return commands.startRequest(now, server, request.length == 0 ? null : request[0], request,
                 OutgoingMessage.lengthOf(request));
-    }
-
-    private long startRequest(long now, InetSocketAddress server, ByteBuffer first, ByteBuffer[] parts, int length) {
-        Objects.requireNonNull(server, "server");
-        checkMessageLength("request", length);
-        limits.checkOutgoingLength("request", length);
-        if (rpcs.liveRpcs() >= cfg.maxRpcs) {
-            counters.bump(Counter.RPC_LIMIT_REFUSALS);
-            throw new EngineLimitException("maxRpcs", "engine holds maxRpcs=" + cfg.maxRpcs + " RPCs already");
-        }
-        limits.checkOutgoingRoom("request", length);
-        Rpc rpc = rpcs.newClientRpc(server);
-        rpc.startedAt = now;
-        outgoing.start(rpc, first, parts, length);
-        counters.bump(Counter.CLIENT_RPCS_STARTED);
-        clock.arm(now);
-        return rpc.id;
     }
 
     /**
@@ -175,7 +159,7 @@ public final class HomaEngine {
      */
     public boolean respond(long now, InetSocketAddress client, long rpcId, ByteBuffer response) {
         Objects.requireNonNull(response, "response");
-        return respond(now, client, rpcId, response, null, response.remaining());
+        return commands.respond(now, client, rpcId, response, null, response.remaining());
     }
 
     /**
@@ -184,25 +168,8 @@ public final class HomaEngine {
      */
     public boolean respondInParts(long now, InetSocketAddress client, long rpcId, ByteBuffer[] response) {
         Objects.requireNonNull(response, "response");
-        return respond(now, client, rpcId, response.length == 0 ? null : response[0], response,
+        return commands.respond(now, client, rpcId, response.length == 0 ? null : response[0], response,
                 OutgoingMessage.lengthOf(response));
-    }
-
-    private boolean respond(long now, InetSocketAddress client, long rpcId, ByteBuffer first, ByteBuffer[] parts,
-                            int length) {
-        Objects.requireNonNull(client, "client");
-        checkMessageLength("response", length);
-        Rpc rpc = rpcs.serverRpc(client, rpcId);
-        if (rpc == null || rpc.state != Rpc.State.SERVER_PROCESSING) {
-            return false;
-        }
-        limits.checkOutgoingLength("response", length);
-        limits.checkOutgoingRoom("response", length);
-        rpc.state = Rpc.State.SERVER_RESPONDING;
-        rpcs.heard(rpc); // the timer looks after it again, its silence counted from now
-        outgoing.start(rpc, first, parts, length);
-        clock.arm(now);
-        return true;
     }
 
     /**
@@ -211,15 +178,7 @@ public final class HomaEngine {
      *
      * @return false if no such RPC is live
      */
-    public boolean abort(long now, long rpcId) {
-        Rpc rpc = rpcs.clientRpc(rpcId);
-        if (rpc == null) {
-            return false;
-        }
-        counters.bump(Counter.CLIENT_RPCS_ABORTED);
-        rpcs.end(rpc);
-        return true;
-    }
+    public boolean abort(long now, long rpcId) { return commands.abort(rpcId); }
 
     /**
      * Gives up a server RPC (the request of {@code client} with client id {@code rpcId}) in whatever
@@ -232,13 +191,7 @@ public final class HomaEngine {
      * @return false if no such server RPC is live
      */
     public boolean abandon(long now, InetSocketAddress client, long rpcId) {
-        Rpc rpc = rpcs.serverRpc(client, rpcId);
-        if (rpc == null) {
-            return false;
-        }
-        counters.bump(Counter.SERVER_RPCS_ABANDONED);
-        rpcs.end(rpc);
-        return true;
+        return commands.abandon(client, rpcId);
     }
 
     /**
@@ -250,21 +203,7 @@ public final class HomaEngine {
      * @return false if no such server RPC waits for its response
      */
     public boolean rejectOverloaded(long now, InetSocketAddress client, long rpcId) {
-        Rpc rpc = rpcs.serverRpc(client, rpcId);
-        if (rpc == null || rpc.state != Rpc.State.SERVER_PROCESSING) {
-            return false;
-        }
-        counters.bump(Counter.SERVER_RPCS_ABANDONED);
-        control.bare(client, PacketType.OVERLOADED, rpc.id, Counter.PACKETS_SENT_OVERLOADED);
-        rpcs.end(rpc);
-        return true;
-    }
-
-    private void checkMessageLength(String what, int length) {
-        if (length > cfg.maxMessageLength) {
-            throw new IllegalArgumentException(what + " of " + length
-                    + " bytes exceeds maxMessageLength " + cfg.maxMessageLength);
-        }
+        return commands.rejectOverloaded(client, rpcId);
     }
 
     // ------------------------------------------------------------------ outputs
