@@ -25,22 +25,18 @@ import java.util.Objects;
  * docs/protocol.md: the RPCs and peers ({@code RpcTable}), DATA in ({@code IncomingData}) and out
  * ({@code OutgoingData}), memory ({@code MemoryLimits}), grants ({@code GrantScheduler}), the
  * sender's order and pace ({@code SenderQueue}, {@code Pacer}), priorities ({@code Priorities}),
- * acks ({@code Acks}), the timer ({@code RpcTimer}) and the answer to stray responses
- * ({@code StrayResponses}). It takes the commands, dispatches packets,
- * decides what is sent first, keeps the deadlines and answers questions about its state.
+ * acks ({@code Acks}), the timer ({@code RpcTimer}), the answer to stray responses
+ * ({@code StrayResponses}), the application's commands ({@code ApplicationCommands}), what is
+ * sent first ({@code TransmitOrder}) and the answers about its state ({@code StateQueries}). What
+ * is left here is dispatch: it checks the public inputs, hands each packet to its mechanism and
+ * keeps the deadlines.
  */
 public final class HomaEngine {
-    /** Gaps counted per RPC by {@link #rpcs}. */
-    private static final int MAX_REPORTED_GAPS = 16;
-
     private final EngineConfig cfg;
     private final EngineCounters counters = new EngineCounters();
     private final EngineEvents events = new EngineEvents();
     private final TickClock clock;
-    private final ControlPackets control;
     private final GrantScheduler grants;
-    private final SenderQueue senders;
-    private final Pacer pacer;
     private final MemoryLimits limits;
     private final RpcTable rpcs;
     private final Priorities priorities;
@@ -49,11 +45,11 @@ public final class HomaEngine {
     private final OutgoingData outgoing;
     private final RpcTimer timer;
     private final StrayResponses strays;
-    private final int unscheduledLimit;
-    /** Where each datagram is decoded (reused: the receive path allocates nothing). */
-    private final DecodedPacket decoded = new DecodedPacket();
     private final ApplicationCommands commands;
     private final TransmitOrder transmitOrder;
+    private final StateQueries state;
+    /** Where each datagram is decoded (reused: the receive path allocates nothing). */
+    private final DecodedPacket decoded = new DecodedPacket();
 
     /**
      * @param config the tunables
@@ -63,12 +59,11 @@ public final class HomaEngine {
      */
     public HomaEngine(EngineConfig config, long randomSeed) {
         this.cfg = Objects.requireNonNull(config, "config");
-        this.unscheduledLimit = cfg.unscheduledLimit();
         this.clock = new TickClock(cfg.tickNanos);
-        this.control = new ControlPackets(counters);
+        ControlPackets control = new ControlPackets(counters);
         this.grants = new GrantScheduler(cfg);
-        this.senders = new SenderQueue(cfg.fifoSendOrderForTests);
-        this.pacer = new Pacer(cfg);
+        SenderQueue senders = new SenderQueue(cfg.fifoSendOrderForTests);
+        Pacer pacer = new Pacer(cfg);
         this.limits = new MemoryLimits(cfg, counters);
         this.rpcs = new RpcTable(cfg, randomSeed, clock, counters, events, grants, control, limits, senders,
                 RpcTimer.roundTripCapTicks(cfg));
@@ -80,6 +75,7 @@ public final class HomaEngine {
         this.strays = new StrayResponses(cfg, control);
         this.commands = new ApplicationCommands(cfg, counters, clock, rpcs, limits, outgoing, control);
         this.transmitOrder = new TransmitOrder(counters, control, senders, pacer, outgoing);
+        this.state = new StateQueries(cfg, clock, rpcs, limits, grants, senders, control, events);
     }
 
     public EngineConfig config() { return cfg; }
@@ -330,10 +326,7 @@ public final class HomaEngine {
     public int liveServerRpcs() { return rpcs.serverRpcCount(); }
 
     /** Live server RPCs for requests from one peer address: what {@code maxServerRpcsPerPeer} limits. */
-    public int liveServerRpcs(InetSocketAddress peer) {
-        Peer p = rpcs.peer(peer);
-        return p == null ? 0 : p.serverRpcs.size();
-    }
+    public int liveServerRpcs(InetSocketAddress peer) { return state.liveServerRpcs(peer); }
 
     /**
      * Memory held for incoming messages not yet complete: their reassembly chunks plus the
@@ -343,10 +336,7 @@ public final class HomaEngine {
     public long bufferedBytes() { return limits.bufferedBytes(); }
 
     /** The same, for the messages from one peer address: what {@code maxBufferedBytesPerPeer} limits. */
-    public long bufferedBytes(InetSocketAddress peer) {
-        Peer p = rpcs.peer(peer);
-        return p == null ? 0 : p.bufferedBytes;
-    }
+    public long bufferedBytes(InetSocketAddress peer) { return state.bufferedBytes(peer); }
 
     /** The highest {@link #bufferedBytes()} ever reached by this engine. */
     public long bufferedBytesHighWater() { return limits.bufferedBytesHighWater(); }
@@ -371,35 +361,14 @@ public final class HomaEngine {
      * Scheduled bytes (beyond each message's unscheduled prefix) granted and not yet received, an
      * upper bound: what the incoming budget {@code maxIncoming} limits.
      */
-    public long grantedUnreceivedBytes() {
-        long[] sum = {0};
-        rpcs.forEachLive(r -> sum[0] += r.in == null ? 0 : r.in.scheduledOutstanding(unscheduledLimit));
-        return sum[0];
-    }
+    public long grantedUnreceivedBytes() { return state.grantedUnreceivedBytes(); }
 
     /**
      * Adds a snapshot of every live RPC, oldest first, to {@code out} (allocates one record each).
      *
      * @param now the engine's clock, for the RPCs' ages
      */
-    public void rpcs(long now, List<RpcState> out) {
-        int[] gapPairs = new int[2 * MAX_REPORTED_GAPS];
-        for (Rpc r : rpcs.allLive()) {
-            OutgoingMessage o = r.out;
-            IncomingMessage i = r.in;
-            int gaps = i == null ? 0 : i.ranges.gaps(i.granted, gapPairs, MAX_REPORTED_GAPS);
-            int priority = o != null ? o.grantPriority : i != null ? i.grantPriority : 0;
-            out.add(new RpcState(r.id, r.peer.address, r.client, r.state.name(),
-                    o == null ? -1 : o.length, o == null ? -1 : o.sent, o == null ? -1 : o.granted,
-                    i == null ? -1 : i.length, i == null ? -1 : i.received(), i == null ? -1 : i.granted, gaps,
-                    priority, silentTicks(r), now - r.startedAt));
-        }
-    }
-
-    /** Ticks since a packet for the RPC last arrived (0 while the application works on it). */
-    private int silentTicks(Rpc r) {
-        return r.schedule == Rpc.Schedule.PARKED ? 0 : (int) Math.min(Integer.MAX_VALUE, clock.tick() - r.silentSince);
-    }
+    public void rpcs(long now, List<RpcState> out) { state.rpcs(now, out); }
 
     /** Live RPCs asleep in the timer's wheel: the ticks before their time do not visit them. */
     int sleepingRpcs() { return rpcs.wheel().asleep(); }
@@ -411,10 +380,7 @@ public final class HomaEngine {
      * The smoothed round trip to {@code peer} in ns (a request's last byte to its response's first,
      * server time included), or 0 before a sample: it stretches the RESEND and NEED_ACK timers.
      */
-    public long smoothedRttNanos(InetSocketAddress peer) {
-        Peer p = rpcs.peer(peer);
-        return p == null ? 0 : p.rtt.smoothedNanos();
-    }
+    public long smoothedRttNanos(InetSocketAddress peer) { return state.smoothedRttNanos(peer); }
 
     /** Peers known (per-peer state is small and swept when idle). */
     public int peers() { return rpcs.peerCount(); }
@@ -423,18 +389,8 @@ public final class HomaEngine {
      * True when the engine holds no per-RPC state at all: no RPCs, no queued packets or events, no
      * buffered bytes, no pending acks and no tombstones.
      */
-    public boolean isQuiescent() {
-        return rpcs.liveRpcs() == 0 && control.isEmpty() && events.isEmpty() && limits.bufferedBytes() == 0
-                && limits.outgoingBytes() == 0 && grants.incoming() == 0 && grants.size() == 0
-                && senders.size() == 0 && rpcs.allPeersIdle();
-    }
+    public boolean isQuiescent() { return state.isQuiescent(); }
 
     /** A one-line summary of the engine's state, for logs and failing tests. */
-    public String describe() {
-        return "rpcs=" + rpcs.clientRpcCount() + "c/" + rpcs.serverRpcCount() + "s buffered=" + limits.bufferedBytes()
-                + " outgoing=" + limits.outgoingBytes()
-                + " incoming=" + grants.incoming() + " grantable=" + grants.size()
-                + " sendq=" + senders.size() + " control=" + control.size() + " events=" + events.size()
-                + " tombstones=" + rpcs.tombstones() + " peers=" + rpcs.peerCount();
-    }
+    public String describe() { return state.describe(); }
 }
