@@ -7,10 +7,10 @@ import java.nio.ByteBuffer;
 import java.util.Objects;
 
 /**
- * The application's commands on RPCs (Linux Homa's homa_sendmsg and its abort calls): start a
- * request, answer one, give one up. A command that may be refused checks everything first, the
- * message's length and the engine's limits, so that a refusal changes nothing and the caller may
- * simply try again later (back-pressure, see docs/security.md).
+ * The application's commands on RPCs (for requests and responses, Linux Homa's homa_sendmsg):
+ * start a request, answer one, give one up. A command that may be refused checks everything
+ * first, the message's length and the engine's limits, so that a refusal changes nothing and the
+ * caller may simply try again later (back-pressure, see docs/security.md).
  */
 final class ApplicationCommands {
     private final EngineConfig cfg;

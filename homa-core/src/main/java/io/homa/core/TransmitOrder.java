@@ -4,10 +4,9 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 
 /**
- * What goes on the wire next (Linux Homa's homa_xmit_control before homa_pacer's queue): every
- * control packet waiting, then the head of the sender's SRPT order as far as the pacer lets it.
- * When the pacer holds data back, this remembers when it wants the engine woken, a deadline of
- * its own beside the timer's tick.
+ * What goes on the wire next: every control packet waiting, then the head of the sender's SRPT
+ * order as far as the pacer lets it. When the pacer holds data back, this remembers when it wants
+ * the engine woken, a deadline of its own beside the timer's tick.
  */
 final class TransmitOrder {
     private final EngineCounters counters;

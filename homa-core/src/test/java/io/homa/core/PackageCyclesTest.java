@@ -31,13 +31,13 @@ class PackageCyclesTest {
             .importPackages("io.homa.core");
 
     @Test
-    void packages_areFreeOfCycles() {
+    void packages__freeOfCycles() {
         slices().matching(ONE_SLICE_PER_PACKAGE).should().beFreeOfCycles().check(MAIN_CLASSES);
     }
 
     /** Guards the rule above: a class that falls into no slice would escape it. */
     @Test
-    void slices_coverEveryClass_rootPackageIncluded() {
+    void slices__everyClassInOne_rootPackageIncluded() {
         Set<String> names = new TreeSet<>();
         int classes = 0;
         for (Slice s : Slices.matching(ONE_SLICE_PER_PACKAGE).transform(MAIN_CLASSES)) {
