@@ -3,7 +3,6 @@ package io.homa.core;
 import io.homa.core.wire.DecodedPacket;
 import io.homa.core.wire.DropReason;
 import io.homa.core.wire.PacketDecoder;
-import io.homa.core.wire.PacketType;
 
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -26,22 +25,18 @@ import java.util.Objects;
  * docs/protocol.md: the RPCs and peers ({@code RpcTable}), DATA in ({@code IncomingData}) and out
  * ({@code OutgoingData}), memory ({@code MemoryLimits}), grants ({@code GrantScheduler}), the
  * sender's order and pace ({@code SenderQueue}, {@code Pacer}), priorities ({@code Priorities}),
- * acks ({@code Acks}), the timer ({@code RpcTimer}) and the answer to stray responses
- * ({@code StrayResponses}). It takes the commands, dispatches packets,
- * decides what is sent first, keeps the deadlines and answers questions about its state.
+ * acks ({@code Acks}), the timer ({@code RpcTimer}), the answer to stray responses
+ * ({@code StrayResponses}), the application's commands ({@code ApplicationCommands}), what is
+ * sent first ({@code TransmitOrder}) and the answers about its state ({@code StateQueries}). What
+ * is left here is dispatch: it checks the public inputs, hands each packet to its mechanism and
+ * keeps the deadlines.
  */
 public final class HomaEngine {
-    /** Gaps counted per RPC by {@link #rpcs}. */
-    private static final int MAX_REPORTED_GAPS = 16;
-
     private final EngineConfig cfg;
     private final EngineCounters counters = new EngineCounters();
     private final EngineEvents events = new EngineEvents();
     private final TickClock clock;
-    private final ControlPackets control;
     private final GrantScheduler grants;
-    private final SenderQueue senders;
-    private final Pacer pacer;
     private final MemoryLimits limits;
     private final RpcTable rpcs;
     private final Priorities priorities;
@@ -50,12 +45,11 @@ public final class HomaEngine {
     private final OutgoingData outgoing;
     private final RpcTimer timer;
     private final StrayResponses strays;
-    private final int unscheduledLimit;
+    private final ApplicationCommands commands;
+    private final TransmitOrder transmitOrder;
+    private final StateQueries state;
     /** Where each datagram is decoded (reused: the receive path allocates nothing). */
     private final DecodedPacket decoded = new DecodedPacket();
-    private final Transmit transmit = new Transmit();
-    /** When the pacer lets held-back data go, or {@link Long#MAX_VALUE}. */
-    private long pacerWakeAt = Long.MAX_VALUE;
 
     /**
      * @param config the tunables
@@ -65,12 +59,11 @@ public final class HomaEngine {
      */
     public HomaEngine(EngineConfig config, long randomSeed) {
         this.cfg = Objects.requireNonNull(config, "config");
-        this.unscheduledLimit = cfg.unscheduledLimit();
         this.clock = new TickClock(cfg.tickNanos);
-        this.control = new ControlPackets(counters);
+        ControlPackets control = new ControlPackets(counters);
         this.grants = new GrantScheduler(cfg);
-        this.senders = new SenderQueue(cfg.fifoSendOrderForTests);
-        this.pacer = new Pacer(cfg);
+        SenderQueue senders = new SenderQueue(cfg.fifoSendOrderForTests);
+        Pacer pacer = new Pacer(cfg);
         this.limits = new MemoryLimits(cfg, counters);
         this.rpcs = new RpcTable(cfg, randomSeed, clock, counters, events, grants, control, limits, senders,
                 RpcTimer.roundTripCapTicks(cfg));
@@ -80,6 +73,9 @@ public final class HomaEngine {
         this.outgoing = new OutgoingData(cfg, counters, rpcs, senders, pacer, priorities, acks, grants, control, limits);
         this.timer = new RpcTimer(cfg, counters, clock, rpcs, control, acks, priorities);
         this.strays = new StrayResponses(cfg, control);
+        this.commands = new ApplicationCommands(cfg, counters, clock, rpcs, limits, outgoing, control);
+        this.transmitOrder = new TransmitOrder(counters, control, senders, pacer, outgoing);
+        this.state = new StateQueries(cfg, clock, rpcs, limits, grants, senders, control, events);
     }
 
     public EngineConfig config() { return cfg; }
@@ -126,7 +122,7 @@ public final class HomaEngine {
      */
     public long startRequest(long now, InetSocketAddress server, ByteBuffer request) {
         Objects.requireNonNull(request, "request");
-        return startRequest(now, server, request, null, request.remaining());
+        return commands.startRequest(now, server, request, null, request.remaining());
     }
 
     /**
@@ -138,25 +134,8 @@ public final class HomaEngine {
      */
     public long startRequestInParts(long now, InetSocketAddress server, ByteBuffer[] request) {
         Objects.requireNonNull(request, "request");
-        return startRequest(now, server, request.length == 0 ? null : request[0], request,
+        return commands.startRequest(now, server, request.length == 0 ? null : request[0], request,
                 OutgoingMessage.lengthOf(request));
-    }
-
-    private long startRequest(long now, InetSocketAddress server, ByteBuffer first, ByteBuffer[] parts, int length) {
-        Objects.requireNonNull(server, "server");
-        checkMessageLength("request", length);
-        limits.checkOutgoingLength("request", length);
-        if (rpcs.liveRpcs() >= cfg.maxRpcs) {
-            counters.bump(Counter.RPC_LIMIT_REFUSALS);
-            throw new EngineLimitException("maxRpcs", "engine holds maxRpcs=" + cfg.maxRpcs + " RPCs already");
-        }
-        limits.checkOutgoingRoom("request", length);
-        Rpc rpc = rpcs.newClientRpc(server);
-        rpc.startedAt = now;
-        outgoing.start(rpc, first, parts, length);
-        counters.bump(Counter.CLIENT_RPCS_STARTED);
-        clock.arm(now);
-        return rpc.id;
     }
 
     /**
@@ -176,7 +155,7 @@ public final class HomaEngine {
      */
     public boolean respond(long now, InetSocketAddress client, long rpcId, ByteBuffer response) {
         Objects.requireNonNull(response, "response");
-        return respond(now, client, rpcId, response, null, response.remaining());
+        return commands.respond(now, client, rpcId, response, null, response.remaining());
     }
 
     /**
@@ -185,25 +164,8 @@ public final class HomaEngine {
      */
     public boolean respondInParts(long now, InetSocketAddress client, long rpcId, ByteBuffer[] response) {
         Objects.requireNonNull(response, "response");
-        return respond(now, client, rpcId, response.length == 0 ? null : response[0], response,
+        return commands.respond(now, client, rpcId, response.length == 0 ? null : response[0], response,
                 OutgoingMessage.lengthOf(response));
-    }
-
-    private boolean respond(long now, InetSocketAddress client, long rpcId, ByteBuffer first, ByteBuffer[] parts,
-                            int length) {
-        Objects.requireNonNull(client, "client");
-        checkMessageLength("response", length);
-        Rpc rpc = rpcs.serverRpc(client, rpcId);
-        if (rpc == null || rpc.state != Rpc.State.SERVER_PROCESSING) {
-            return false;
-        }
-        limits.checkOutgoingLength("response", length);
-        limits.checkOutgoingRoom("response", length);
-        rpc.state = Rpc.State.SERVER_RESPONDING;
-        rpcs.heard(rpc); // the timer looks after it again, its silence counted from now
-        outgoing.start(rpc, first, parts, length);
-        clock.arm(now);
-        return true;
     }
 
     /**
@@ -212,15 +174,7 @@ public final class HomaEngine {
      *
      * @return false if no such RPC is live
      */
-    public boolean abort(long now, long rpcId) {
-        Rpc rpc = rpcs.clientRpc(rpcId);
-        if (rpc == null) {
-            return false;
-        }
-        counters.bump(Counter.CLIENT_RPCS_ABORTED);
-        rpcs.end(rpc);
-        return true;
-    }
+    public boolean abort(long now, long rpcId) { return commands.abort(rpcId); }
 
     /**
      * Gives up a server RPC (the request of {@code client} with client id {@code rpcId}) in whatever
@@ -233,13 +187,7 @@ public final class HomaEngine {
      * @return false if no such server RPC is live
      */
     public boolean abandon(long now, InetSocketAddress client, long rpcId) {
-        Rpc rpc = rpcs.serverRpc(client, rpcId);
-        if (rpc == null) {
-            return false;
-        }
-        counters.bump(Counter.SERVER_RPCS_ABANDONED);
-        rpcs.end(rpc);
-        return true;
+        return commands.abandon(client, rpcId);
     }
 
     /**
@@ -251,21 +199,7 @@ public final class HomaEngine {
      * @return false if no such server RPC waits for its response
      */
     public boolean rejectOverloaded(long now, InetSocketAddress client, long rpcId) {
-        Rpc rpc = rpcs.serverRpc(client, rpcId);
-        if (rpc == null || rpc.state != Rpc.State.SERVER_PROCESSING) {
-            return false;
-        }
-        counters.bump(Counter.SERVER_RPCS_ABANDONED);
-        control.bare(client, PacketType.OVERLOADED, rpc.id, Counter.PACKETS_SENT_OVERLOADED);
-        rpcs.end(rpc);
-        return true;
-    }
-
-    private void checkMessageLength(String what, int length) {
-        if (length > cfg.maxMessageLength) {
-            throw new IllegalArgumentException(what + " of " + length
-                    + " bytes exceeds maxMessageLength " + cfg.maxMessageLength);
-        }
+        return commands.rejectOverloaded(client, rpcId);
     }
 
     // ------------------------------------------------------------------ outputs
@@ -298,52 +232,20 @@ public final class HomaEngine {
             throw new IllegalArgumentException("transmit buffer has " + out.remaining()
                     + " bytes free, needs at least " + cfg.maxDatagram());
         }
-        // Control packets first: they are small, and each unblocks a peer.
-        int start = out.position();
-        InetSocketAddress to = control.writeNext(out);
-        if (to != null) {
-            int length = out.position() - start;
-            transmit.set(to, Priorities.CONTROL, length, 1, length, false);
-            pacer.sent(now, length);
-            return counted(transmit);
-        }
-        // Then the sender's SRPT order. Retransmissions wait for the pacer too: a burst of them
-        // into a full NIC queue would only delay every control packet and short message behind it.
-        pacerWakeAt = Long.MAX_VALUE;
-        OutgoingMessage m = senders.peek();
-        if (m == null) {
-            pacer.idle();
-            return null;
-        }
-        if (!pacer.mayTransmit(now, outgoing.backlog(m))) {
-            counters.bump(Counter.PACER_HOLDS);
-            pacerWakeAt = pacer.hold();
-            return null;
-        }
-        outgoing.write(now, m, out, transmit);
-        return counted(transmit);
-    }
-
-    private Transmit counted(Transmit t) {
-        counters.add(Counter.BYTES_SENT, t.length);
-        return t;
+        return transmitOrder.poll(now, out);
     }
 
     /**
      * When {@link #onTimer} should next be called (ns), or {@link Long#MAX_VALUE} if never. A
      * call earlier than this is harmless.
      */
-    public long nextDeadline() { return Math.min(clock.nextTickAt(), pacerWakeAt); }
+    public long nextDeadline() { return Math.min(clock.nextTickAt(), transmitOrder.wakeAt()); }
 
     // ------------------------------------------------------------------ inputs
 
     /** The clock reached {@code now}: runs the timer tick if due and releases paced data. */
     public void onTimer(long now) {
-        if (now >= pacerWakeAt) {
-            counters.bump(Counter.PACER_WAKEUPS);
-            counters.add(Counter.PACER_WAKEUP_LATE_NANOS, now - pacerWakeAt);
-            pacerWakeAt = Long.MAX_VALUE;
-        }
+        transmitOrder.onTimer(now);
         if (clock.advance(now)) {
             counters.bump(Counter.TICKS);
             timer.tick();
@@ -424,10 +326,7 @@ public final class HomaEngine {
     public int liveServerRpcs() { return rpcs.serverRpcCount(); }
 
     /** Live server RPCs for requests from one peer address: what {@code maxServerRpcsPerPeer} limits. */
-    public int liveServerRpcs(InetSocketAddress peer) {
-        Peer p = rpcs.peer(peer);
-        return p == null ? 0 : p.serverRpcs.size();
-    }
+    public int liveServerRpcs(InetSocketAddress peer) { return state.liveServerRpcs(peer); }
 
     /**
      * Memory held for incoming messages not yet complete: their reassembly chunks plus the
@@ -437,10 +336,7 @@ public final class HomaEngine {
     public long bufferedBytes() { return limits.bufferedBytes(); }
 
     /** The same, for the messages from one peer address: what {@code maxBufferedBytesPerPeer} limits. */
-    public long bufferedBytes(InetSocketAddress peer) {
-        Peer p = rpcs.peer(peer);
-        return p == null ? 0 : p.bufferedBytes;
-    }
+    public long bufferedBytes(InetSocketAddress peer) { return state.bufferedBytes(peer); }
 
     /** The highest {@link #bufferedBytes()} ever reached by this engine. */
     public long bufferedBytesHighWater() { return limits.bufferedBytesHighWater(); }
@@ -465,35 +361,14 @@ public final class HomaEngine {
      * Scheduled bytes (beyond each message's unscheduled prefix) granted and not yet received, an
      * upper bound: what the incoming budget {@code maxIncoming} limits.
      */
-    public long grantedUnreceivedBytes() {
-        long[] sum = {0};
-        rpcs.forEachLive(r -> sum[0] += r.in == null ? 0 : r.in.scheduledOutstanding(unscheduledLimit));
-        return sum[0];
-    }
+    public long grantedUnreceivedBytes() { return state.grantedUnreceivedBytes(); }
 
     /**
      * Adds a snapshot of every live RPC, oldest first, to {@code out} (allocates one record each).
      *
      * @param now the engine's clock, for the RPCs' ages
      */
-    public void rpcs(long now, List<RpcState> out) {
-        int[] gapPairs = new int[2 * MAX_REPORTED_GAPS];
-        for (Rpc r : rpcs.allLive()) {
-            OutgoingMessage o = r.out;
-            IncomingMessage i = r.in;
-            int gaps = i == null ? 0 : i.ranges.gaps(i.granted, gapPairs, MAX_REPORTED_GAPS);
-            int priority = o != null ? o.grantPriority : i != null ? i.grantPriority : 0;
-            out.add(new RpcState(r.id, r.peer.address, r.client, r.state.name(),
-                    o == null ? -1 : o.length, o == null ? -1 : o.sent, o == null ? -1 : o.granted,
-                    i == null ? -1 : i.length, i == null ? -1 : i.received(), i == null ? -1 : i.granted, gaps,
-                    priority, silentTicks(r), now - r.startedAt));
-        }
-    }
-
-    /** Ticks since a packet for the RPC last arrived (0 while the application works on it). */
-    private int silentTicks(Rpc r) {
-        return r.schedule == Rpc.Schedule.PARKED ? 0 : (int) Math.min(Integer.MAX_VALUE, clock.tick() - r.silentSince);
-    }
+    public void rpcs(long now, List<RpcState> out) { state.rpcs(now, out); }
 
     /** Live RPCs asleep in the timer's wheel: the ticks before their time do not visit them. */
     int sleepingRpcs() { return rpcs.wheel().asleep(); }
@@ -505,10 +380,7 @@ public final class HomaEngine {
      * The smoothed round trip to {@code peer} in ns (a request's last byte to its response's first,
      * server time included), or 0 before a sample: it stretches the RESEND and NEED_ACK timers.
      */
-    public long smoothedRttNanos(InetSocketAddress peer) {
-        Peer p = rpcs.peer(peer);
-        return p == null ? 0 : p.rtt.smoothedNanos();
-    }
+    public long smoothedRttNanos(InetSocketAddress peer) { return state.smoothedRttNanos(peer); }
 
     /** Peers known (per-peer state is small and swept when idle). */
     public int peers() { return rpcs.peerCount(); }
@@ -517,18 +389,8 @@ public final class HomaEngine {
      * True when the engine holds no per-RPC state at all: no RPCs, no queued packets or events, no
      * buffered bytes, no pending acks and no tombstones.
      */
-    public boolean isQuiescent() {
-        return rpcs.liveRpcs() == 0 && control.isEmpty() && events.isEmpty() && limits.bufferedBytes() == 0
-                && limits.outgoingBytes() == 0 && grants.incoming() == 0 && grants.size() == 0
-                && senders.size() == 0 && rpcs.allPeersIdle();
-    }
+    public boolean isQuiescent() { return state.isQuiescent(); }
 
     /** A one-line summary of the engine's state, for logs and failing tests. */
-    public String describe() {
-        return "rpcs=" + rpcs.clientRpcCount() + "c/" + rpcs.serverRpcCount() + "s buffered=" + limits.bufferedBytes()
-                + " outgoing=" + limits.outgoingBytes()
-                + " incoming=" + grants.incoming() + " grantable=" + grants.size()
-                + " sendq=" + senders.size() + " control=" + control.size() + " events=" + events.size()
-                + " tombstones=" + rpcs.tombstones() + " peers=" + rpcs.peerCount();
-    }
+    public String describe() { return state.describe(); }
 }
