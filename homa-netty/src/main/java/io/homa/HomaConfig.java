@@ -221,6 +221,8 @@ public final class HomaConfig {
         return b;
     }
 
+    // ---------------------------------------- where to bind, and the protocol (docs/tuning.md)
+
     /** Local address and port to bind; port 0 picks a free one. Default {@code 0.0.0.0:0}. */
     public InetSocketAddress bindAddress() { return bindAddress; }
 
@@ -241,6 +243,8 @@ public final class HomaConfig {
 
     /** The link rate the pacer assumes, Mbit/s. */
     public long linkMbps() { return protocol.linkMbps; }
+
+    // ---------------------------------------- the API: deadlines, admission, where user code runs
 
     /** Deadline of a call that names none (default {@link #DEFAULT_DEADLINE}). */
     public Duration defaultDeadline() { return defaultDeadline; }
@@ -276,6 +280,8 @@ public final class HomaConfig {
 
     /** Whether handlers and completions run on the event loop itself (see the builder). */
     public boolean inlineExecution() { return inlineExecution; }
+
+    // ---------------------------------------- the I/O shell: sockets, batching, GSO/GRO, transports
 
     /** Whether each priority level sends from its own socket with its own IP TOS (default true). */
     public boolean prioritySockets() { return prioritySockets; }
@@ -319,6 +325,8 @@ public final class HomaConfig {
     /** SO_SNDBUF of each socket, bytes (default 4 MiB; the kernel caps it at net.core.wmem_max). */
     public int sendBufferBytes() { return sendBufferBytes; }
 
+    // ---------------------------------------- the TCP fallback (docs/deployment.md)
+
     /**
      * Whether the socket also serves over TCP on its port number and retries over TCP the calls
      * to a peer that Homa cannot reach (see {@link Builder#tcpFallback(boolean)}; default false).
@@ -336,6 +344,8 @@ public final class HomaConfig {
 
     /** How long an unused fallback TCP connection stays open (with {@link #tcpFallback()}). */
     public Duration tcpIdleTimeout() { return tcpIdleTimeout; }
+
+    // ---------------------------------------- fault injection (io.homa.testing)
 
     /** Whether the fault injector of {@code io.homa.testing} is on. */
     boolean faultInjection() { return !dataFaults.isNone() || !controlFaults.isNone(); }
@@ -409,6 +419,8 @@ public final class HomaConfig {
 
         private Builder() {
         }
+
+        // ---------------------------------------- where to bind, and the protocol (docs/tuning.md)
 
         /** Local address and port; port 0 picks a free port (see {@link HomaSocket#localAddress()}). */
         public Builder bindAddress(InetSocketAddress v) { this.bindAddress = v; return this; }
@@ -535,6 +547,8 @@ public final class HomaConfig {
             return this;
         }
 
+        // ---------------------------------------- the API: deadlines, admission, where user code runs
+
         /** Deadline of calls that name none (default {@link #DEFAULT_DEADLINE}). */
         public Builder defaultDeadline(Duration v) { this.defaultDeadline = v; return this; }
 
@@ -585,6 +599,8 @@ public final class HomaConfig {
          */
         public Builder inlineExecution(boolean v) { this.inlineExecution = v; return this; }
 
+        // ---------------------------------------- the I/O shell: sockets, batching, GSO/GRO, transports
+
         /**
          * One socket per priority level, each with its own IP TOS (Netty sets TOS per socket only),
          * all bound to the same port. False: one socket and no TOS. Default true.
@@ -631,6 +647,8 @@ public final class HomaConfig {
         /** SO_SNDBUF per socket (default 4 MiB). */
         public Builder sendBufferBytes(int v) { this.sendBufferBytes = v; return this; }
 
+        // ---------------------------------------- the TCP fallback (docs/deployment.md)
+
         /**
          * Reachability over TCP where Homa's UDP is blocked (docs/deployment.md). When true, the
          * socket also listens for TCP on its own port number and serves those connections with
@@ -655,6 +673,8 @@ public final class HomaConfig {
 
         /** See {@link HomaConfig#DEFAULT_TCP_IDLE_TIMEOUT}; positive, at most a day. */
         public Builder tcpIdleTimeout(Duration v) { this.tcpIdleTimeout = v; return this; }
+
+        // ---------------------------------------- fault injection (io.homa.testing)
 
         /** Set by {@code io.homa.testing.FaultInjection}; see there. */
         private Builder faultInjection(long seed, FaultModel data, FaultModel control) {
