@@ -186,7 +186,7 @@ public final class HomaMetrics {
 
     /**
      * Memory held now for incoming messages not yet complete (reassembly chunks plus bookkeeping),
-     * summed over the engines: what {@link HomaConfig#maxBufferedBytes()} limits per engine.
+     * summed over the engines: what {@link HomaConfig.Builder#maxBufferedBytes(long)} limits per engine.
      */
     public long bufferedBytes() {
         return gauges[MetricsSnapshot.BUFFERED];
