@@ -8,10 +8,12 @@ package io.homa;
 public class HomaBadArgumentException extends HomaException {
     private static final long serialVersionUID = 1L;
 
+    /** An exception whose message names the argument and its value. */
     public HomaBadArgumentException(String message) {
         super(Kind.BAD_ARGUMENT, message);
     }
 
+    /** The same, with the exception that revealed the bad value. */
     public HomaBadArgumentException(String message, Throwable cause) {
         super(Kind.BAD_ARGUMENT, message, cause);
     }

@@ -7,6 +7,7 @@ package io.homa;
 public class HomaClosedException extends HomaException {
     private static final long serialVersionUID = 1L;
 
+    /** An exception whose message names the call or socket that was closed. */
     public HomaClosedException(String message) {
         super(Kind.SOCKET_CLOSED, message);
     }

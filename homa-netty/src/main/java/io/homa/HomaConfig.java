@@ -72,11 +72,6 @@ public final class HomaConfig {
     public static final Duration DEFAULT_TCP_IDLE_TIMEOUT = Duration.ofSeconds(60);
 
     /**
-     * Which of Netty's transports moves the datagrams ({@link Builder#ioTransport}). All three
-     * carry the same protocol; they differ in cost per datagram and in the kernel features they
-     * reach (docs/netty.md compares them).
-     */
-    /**
      * The system property that tells {@link IoTransport#AUTO} which transport to prefer:
      * {@code io_uring}, {@code epoll} or {@code nio} (any case), e.g.
      * {@code -Dio.homa.ioTransport=io_uring}; to compare transports without changing code. A
@@ -84,6 +79,11 @@ public final class HomaConfig {
      */
     public static final String IO_TRANSPORT_PROPERTY = "io.homa.ioTransport";
 
+    /**
+     * Which of Netty's transports moves the datagrams ({@link Builder#ioTransport}). All three
+     * carry the same protocol; they differ in cost per datagram and in the kernel features they
+     * reach (docs/netty.md compares them).
+     */
     public enum IoTransport {
         /**
          * The one {@link #IO_TRANSPORT_PROPERTY} names, else the one that measured best
@@ -180,6 +180,7 @@ public final class HomaConfig {
         return DEFAULTS;
     }
 
+    /** A builder holding the defaults; {@link Builder#build()} validates what was changed. */
     public static Builder builder() {
         return new Builder();
     }

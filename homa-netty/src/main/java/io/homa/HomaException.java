@@ -39,11 +39,13 @@ public class HomaException extends RuntimeException {
 
     private final Kind kind;
 
+    /** An exception of {@code kind}; the message says what happened, to which RPC or peer. */
     public HomaException(Kind kind, String message) {
         super(message);
         this.kind = kind;
     }
 
+    /** The same, with its cause (an I/O error, say). */
     public HomaException(Kind kind, String message, Throwable cause) {
         super(message, cause);
         this.kind = kind;

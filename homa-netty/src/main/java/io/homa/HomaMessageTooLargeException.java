@@ -8,6 +8,7 @@ package io.homa;
 public class HomaMessageTooLargeException extends HomaException {
     private static final long serialVersionUID = 1L;
 
+    /** An exception whose message names the message, its length and the limit. */
     public HomaMessageTooLargeException(String message) {
         super(Kind.MESSAGE_TOO_LARGE, message);
     }

@@ -9,6 +9,7 @@ package io.homa;
 public class HomaOverloadedException extends HomaException {
     private static final long serialVersionUID = 1L;
 
+    /** An exception whose message names the call and the server that refused it. */
     public HomaOverloadedException(String message) {
         super(Kind.OVERLOADED, message);
     }

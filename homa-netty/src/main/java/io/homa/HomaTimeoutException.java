@@ -9,6 +9,7 @@ package io.homa;
 public class HomaTimeoutException extends HomaException {
     private static final long serialVersionUID = 1L;
 
+    /** An exception whose message names the call and which time ran out. */
     public HomaTimeoutException(String message) {
         super(Kind.TIMEOUT, message);
     }

@@ -8,6 +8,7 @@ package io.homa;
 public class HomaUnknownRpcException extends HomaException {
     private static final long serialVersionUID = 1L;
 
+    /** An exception whose message names the call and the server that did not know it. */
     public HomaUnknownRpcException(String message) {
         super(Kind.UNKNOWN_RPC, message);
     }
