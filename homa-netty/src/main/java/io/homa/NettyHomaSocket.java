@@ -239,14 +239,15 @@ final class NettyHomaSocket implements HomaSocket, CallObserver {
 
     @Override
     public void close() {
-        if (!shell.isOpen()) {
-            return;
+        ObjectName registered = jmxName;
+        jmxName = null; // two closing threads at once: at most one sees it
+        try {
+            if (registered != null) {
+                HomaJmx.unregister(registered);
+            }
+        } finally {
+            shell.close(); // idempotent; the socket closes even if JMX refused to let go of its MBean
         }
-        if (jmxName != null) {
-            HomaJmx.unregister(jmxName);
-            jmxName = null;
-        }
-        shell.close();
     }
 
     @Override

@@ -11,6 +11,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -27,6 +28,7 @@ final class FallbackProbes {
     private static final Logger log = LoggerFactory.getLogger(FallbackProbes.class);
 
     private final EngineLoop l;
+    private final Duration probeInterval;
     private final long probeNanos;
     /**
      * For each peer with Homa calls of ours in flight: {calls, when a datagram from it last came}.
@@ -38,7 +40,8 @@ final class FallbackProbes {
 
     FallbackProbes(EngineLoop loop, ShellConfig config) {
         this.l = loop;
-        this.probeNanos = config.probeInterval().toNanos();
+        this.probeInterval = config.probeInterval();
+        this.probeNanos = probeInterval.toNanos();
         this.delivered = new DroppedRequests(TcpFrames.retryWindowNanos(config));
     }
 
@@ -88,8 +91,7 @@ final class FallbackProbes {
             return; // the peer answers Homa: never TCP
         }
         l.count(ShellCounter.FALLBACKS);
-        log.debug("{}: no Homa packet from its server within {} ms; retrying over TCP", c,
-                TimeUnit.NANOSECONDS.toMillis(probeNanos));
+        log.debug("{}: no Homa packet from its server within {}; retrying over TCP", c, probeInterval);
         ByteBuf body = c.owner != null ? c.owner.retainedDuplicate() : Unpooled.wrappedBuffer(c.payload.duplicate());
         l.socket.tcpClient().send(c.server, c.rpcId, System.nanoTime() - c.launchedAt, body)
                 .whenComplete((reply, error) -> l.runOnLoop(() -> retried(c, reply, error)));

@@ -128,9 +128,9 @@ public final class Transport {
      * The system property that tells the AUTO preference which transport to take: the API's
      * {@code HomaConfig.IO_TRANSPORT_PROPERTY}.
      */
-    private static final String PROPERTY = "io.homa.ioTransport";
+    static final String PROPERTY = "io.homa.ioTransport";
     /** The preferences a configuration or the property may name. */
-    private static final List<String> PREFERENCES = List.of("AUTO", "IO_URING", "EPOLL", "NIO");
+    static final List<String> PREFERENCES = List.of("AUTO", "IO_URING", "EPOLL", "NIO");
 
     private final ShellConfig config;
 
