@@ -155,8 +155,8 @@ public final class CompareReport {
     /** The ratios object of results.json. */
     public Map<String, Object> ratios() {
         Map<String, Object> out = new LinkedHashMap<>();
-        for (String base : List.of(Transports.TCP_SINGLE, Transports.TCP_POOL, Transports.UDP_RAW, Transports.GRPC,
-                Transports.GRPC_POOL)) {
+        for (String base : List.of(Transports.TCP_SINGLE, Transports.TCP_POOL, Transports.TCP_BLOCKING, Transports.UDP_RAW,
+                Transports.UDP_SPIN, Transports.GRPC, Transports.GRPC_POOL)) {
             Map<String, Object> r = pairRatios(Transports.HOMA, base);
             if (!r.isEmpty()) {
                 out.put(Transports.HOMA + "/" + base, r);

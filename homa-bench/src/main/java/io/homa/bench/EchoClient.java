@@ -17,6 +17,15 @@ public interface EchoClient extends AutoCloseable {
      */
     CompletableFuture<byte[]> call(byte[] request);
 
+    /**
+     * Whether {@link #call} does its I/O on the calling thread and returns a completed future (a
+     * plain blocking socket): callers that want several calls in flight then call it from as many
+     * threads, as a user of such a client would.
+     */
+    default boolean blocking() {
+        return false;
+    }
+
     /** Fails every outstanding call, closes the client's sockets and stops its threads. Idempotent. */
     @Override
     void close();

@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -54,6 +56,11 @@ public final class PoissonLoad implements AutoCloseable {
     private final AtomicReference<Throwable> firstError = new AtomicReference<>();
     private final CountDownLatch firstCompletion = new CountDownLatch(1);
     private volatile boolean stopped;
+    /**
+     * Threads for the calls of {@link EchoClient#blocking() blocking} clients (one per call in
+     * flight, as their users would have), or null when no client blocks.
+     */
+    private final ExecutorService blockingCallers;
 
     /**
      * Starts offering {@code gbitPerSecond} of payload (each way) in calls of {@code size} bytes.
@@ -76,6 +83,11 @@ public final class PoissonLoad implements AutoCloseable {
         this.startNanos = System.nanoTime();
         this.deadlineNanos = startNanos + maxTime.toNanos();
         this.callTimeout = callTimeout;
+        this.blockingCallers = clients.stream().anyMatch(EchoClient::blocking) ? Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "background-caller");
+            t.setDaemon(true);
+            return t;
+        }) : null;
         thread = new Thread(this::run, "background-arrivals");
         thread.setDaemon(true);
         thread.start();
@@ -103,7 +115,11 @@ public final class PoissonLoad implements AutoCloseable {
             outstanding.incrementAndGet();
             EchoClient client = clients.get(i++ % clients.size());
             try {
-                client.call(payload).whenComplete((reply, error) -> done(reply, error));
+                if (client.blocking()) {
+                    blockingCallers.execute(() -> client.call(payload).whenComplete(this::done));
+                } else {
+                    client.call(payload).whenComplete(this::done);
+                }
             } catch (RuntimeException e) {
                 done(null, e);
             }
@@ -168,6 +184,9 @@ public final class PoissonLoad implements AutoCloseable {
             thread.join(Math.max(1, callTimeout.toMillis()));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        if (blockingCallers != null) {
+            blockingCallers.shutdown(); // their calls end when the client closes
         }
     }
 }

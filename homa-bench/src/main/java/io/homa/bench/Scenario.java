@@ -88,10 +88,11 @@ public enum Scenario {
 
     /**
      * Whether {@code transport} runs in this scenario (udp-raw has no 1 MB background calls;
-     * homa-2loops runs the throughput scenarios only).
+     * homa-2loops runs the throughput scenarios only, udp-spin the unloaded ones only).
      */
     public boolean appliesTo(Transport transport) {
-        if (!transport.supports(size) || transport.throughputOnly() && kind != Kind.THROUGHPUT) {
+        if (!transport.supports(size) || transport.throughputOnly() && kind != Kind.THROUGHPUT
+                || transport.unloadedOnly() && kind != Kind.UNLOADED) {
             return false;
         }
         return kind != Kind.LOADED || transport.supports(BACKGROUND_SIZE);

@@ -10,6 +10,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -270,6 +271,9 @@ public final class ScenarioRunner {
      */
     private Measured window(EchoClient client, byte[] request, int window, int calls, Duration cap, Histogram h)
             throws CallFailed, InterruptedException {
+        if (client.blocking()) {
+            return blockingWindow(client, request, window, calls, cap, h);
+        }
         Semaphore permits = new Semaphore(window);
         AtomicReference<String> failure = new AtomicReference<>();
         CostMeter meter = CostMeter.start();
@@ -302,5 +306,56 @@ public final class ScenarioRunner {
             throw new CallFailed(failure.get(), null);
         }
         return new Measured(h == null ? null : LatencyStats.of(h), issued, elapsed, cost);
+    }
+
+    /**
+     * {@link #window} for a {@link EchoClient#blocking() blocking} client: {@code window} threads,
+     * each making one call after another, as a user of a blocking client keeps calls in flight.
+     */
+    private Measured blockingWindow(EchoClient client, byte[] request, int window, int calls, Duration cap, Histogram h)
+            throws CallFailed, InterruptedException {
+        AtomicReference<String> failure = new AtomicReference<>();
+        AtomicLong issued = new AtomicLong();
+        AtomicLong completed = new AtomicLong();
+        CostMeter meter = CostMeter.start();
+        long begin = System.nanoTime();
+        long end = begin + cap.toNanos();
+        List<Thread> callers = new ArrayList<>();
+        for (int t = 0; t < window; t++) {
+            Thread caller = new Thread(() -> {
+                while (failure.get() == null && System.nanoTime() < end && issued.getAndIncrement() < calls) {
+                    long t0 = System.nanoTime();
+                    try {
+                        call(client, request);
+                    } catch (CallFailed e) {
+                        failure.compareAndSet(null, e.getMessage());
+                        return;
+                    } catch (InterruptedException e) {
+                        failure.compareAndSet(null, "interrupted");
+                        return;
+                    }
+                    if (h != null) {
+                        h.recordValue(Math.max(1, Math.min(System.nanoTime() - t0, LatencyStats.HIGHEST_NANOS)));
+                    }
+                    completed.incrementAndGet();
+                }
+            }, "blocking-caller-" + t);
+            caller.setDaemon(true);
+            callers.add(caller);
+            caller.start();
+        }
+        long giveUp = end + callTimeout.toNanos();
+        for (Thread caller : callers) {
+            caller.join(Math.max(1, (giveUp - System.nanoTime()) / 1_000_000));
+            if (caller.isAlive()) {
+                throw new CallFailed("the last calls got no reply within " + callTimeout.toMillis() + " ms", null);
+            }
+        }
+        long elapsed = System.nanoTime() - begin;
+        CostMeter.Cost cost = meter.stop();
+        if (failure.get() != null) {
+            throw new CallFailed(failure.get(), null);
+        }
+        return new Measured(h == null ? null : LatencyStats.of(h), completed.get(), elapsed, cost);
     }
 }

@@ -26,6 +26,14 @@ public interface Transport {
     }
 
     /**
+     * Whether {@code compare} runs this transport in the unloaded scenarios only (a floor for one
+     * call at a time, such as a spinning ping-pong that carries one call at a time).
+     */
+    default boolean unloadedOnly() {
+        return false;
+    }
+
+    /**
      * Transports of one group run the same code, so {@code compare}'s JIT warm-up of the first
      * serves them all (homa and homa-2loops); by default each transport is its own group.
      */

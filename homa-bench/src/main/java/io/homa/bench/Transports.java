@@ -16,6 +16,10 @@ public final class Transports {
     public static final String TCP_SINGLE = "tcp-single";
     public static final String TCP_POOL = "tcp-pool";
     public static final String UDP_RAW = "udp-raw";
+    /** {@code java.net.Socket}, blocking, a thread per connection: what a user would write. */
+    public static final String TCP_BLOCKING = "tcp-blocking";
+    /** A raw non-blocking DatagramChannel ping-pong that spins on both sides: the busy-poll floor. */
+    public static final String UDP_SPIN = "udp-spin";
     public static final String GRPC = "grpc";
     public static final String GRPC_POOL = "grpc-pool";
     public static final String GRPC_HOMA = "grpc-homa";
@@ -23,11 +27,11 @@ public final class Transports {
     /** The transports {@code compare} runs by default, in the order results are shown. */
     public static final List<String> ALL = List.of(HOMA, HOMA_2LOOPS, TCP_SINGLE, TCP_POOL, UDP_RAW, GRPC, GRPC_HOMA);
     /**
-     * Every transport name, in the order results are shown (grpc-pool and Homa on a named Netty
-     * transport only on request).
+     * Every transport name, in the order results are shown (grpc-pool, tcp-blocking, udp-spin and
+     * Homa on a named Netty transport only on request).
      */
     public static final List<String> KNOWN = List.of(HOMA, HOMA_2LOOPS, HOMA_EPOLL, HOMA_IOURING, HOMA_NIO, TCP_SINGLE,
-            TCP_POOL, UDP_RAW, GRPC, GRPC_HOMA, GRPC_POOL);
+            TCP_POOL, TCP_BLOCKING, UDP_RAW, UDP_SPIN, GRPC, GRPC_HOMA, GRPC_POOL);
 
     private Transports() {
     }
@@ -47,6 +51,8 @@ public final class Transports {
             case TCP_SINGLE -> TcpTransport.single();
             case TCP_POOL -> TcpTransport.pool();
             case UDP_RAW -> new UdpTransport();
+            case TCP_BLOCKING -> new TcpBlockingTransport();
+            case UDP_SPIN -> new UdpSpinTransport();
             case GRPC -> GrpcTransport.single();
             case GRPC_POOL -> GrpcTransport.pool();
             case GRPC_HOMA -> GrpcTransport.overHoma();
