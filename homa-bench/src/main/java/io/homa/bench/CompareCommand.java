@@ -37,6 +37,11 @@ public final class CompareCommand implements Callable<Integer> {
     @Option(names = "--quick", description = "Fewer scenarios, calls and repetitions (under 2 minutes).")
     boolean quick;
 
+    @Option(names = "--processes", defaultValue = "1", description = "1: client and server in this JVM (default);"
+            + " 2: each transport's servers in a JVM of their own, as a user runs them (cpu and allocation per call"
+            + " are then both processes' together).")
+    int processes;
+
     @Option(names = "--micrometer", description = "Attach homa-micrometer's binder to every Homa socket (JFR events"
             + " stay off): run with and without it to see its overhead.")
     boolean micrometer;
@@ -97,10 +102,27 @@ public final class CompareCommand implements Callable<Integer> {
         return Cli.execute(new CompareCommand(stdout, stderr, Cli.commandLine("compare", args)), args, stdout, stderr);
     }
 
+    /** The server JVMs of {@code --processes 2}, ended when the comparison ends, however it ends. */
+    private final List<SeparateProcessTransport> serverJvms = new ArrayList<>();
+
     @Override
     public Integer call() {
+        try {
+            return compare();
+        } finally {
+            for (SeparateProcessTransport t : serverJvms) {
+                t.close();
+            }
+        }
+    }
+
+    private Integer compare() {
         RunMode mode = smoke ? RunMode.SMOKE : quick ? RunMode.QUICK : RunMode.FULL;
         int reps = repetitions != null ? repetitions : mode.repetitions();
+        if (processes != 1 && processes != 2) {
+            stderr.println("compare: --processes must be 1 or 2, was " + processes);
+            return 2;
+        }
         if (reps < 1 || callTimeoutSeconds < 1) {
             stderr.println("compare: --repetitions and --call-timeout must be at least 1");
             return 2;
@@ -113,7 +135,13 @@ public final class CompareCommand implements Callable<Integer> {
         try {
             for (String n : transports == null || transports.isEmpty() ? Transports.ALL : transports) {
                 Transport t = Transports.create(n.trim());
-                chosen.add(micrometer && t instanceof HomaTransport h ? h.withMicrometer() : t);
+                t = micrometer && t instanceof HomaTransport h ? h.withMicrometer() : t;
+                if (processes == 2) {
+                    SeparateProcessTransport separate = new SeparateProcessTransport(t);
+                    serverJvms.add(separate);
+                    t = separate;
+                }
+                chosen.add(t);
             }
         } catch (IllegalArgumentException e) {
             stderr.println("compare: " + e.getMessage());
@@ -170,6 +198,8 @@ public final class CompareCommand implements Callable<Integer> {
         if (!homaIo.isEmpty()) {
             machine.put("homa_transports", homaIo);
         }
+        machine.put("processes", processes);
+        machine.put("path", "loopback");
         if (Boolean.TRUE.equals(machine.get("busy_at_start"))) {
             stderr.printf(Locale.ROOT, "compare: WARNING: 1-minute load average %.2f on %s CPUs at start (over %.1f per CPU):"
                             + " other work competes for the CPU, so the figures will be noisy; ratios within one run are"

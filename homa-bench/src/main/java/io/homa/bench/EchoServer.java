@@ -10,6 +10,20 @@ public interface EchoServer extends AutoCloseable {
     /** Where clients reach it (127.0.0.1 and the port the kernel chose). */
     InetSocketAddress address();
 
+    /** What a server in another process spent in an interval: {@link #stop} ends the interval. */
+    @FunctionalInterface
+    interface Cost {
+        CostMeter.Cost stop();
+    }
+
+    /**
+     * Starts measuring what the server's process spends, or null when the server runs in this
+     * process (whose own cost meter then counts it already).
+     */
+    default Cost startCost() {
+        return null;
+    }
+
     /** Stops serving and frees its threads, sockets and buffers. Idempotent. */
     @Override
     void close();

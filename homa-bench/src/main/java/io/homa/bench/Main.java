@@ -16,6 +16,9 @@ public final class Main {
         if (args.length > 0 && args[0].equals("compare")) {
             System.exit(CompareCommand.execute(Arrays.copyOfRange(args, 1, args.length)));
         }
+        if (args.length > 0 && args[0].equals("echo-server")) { // the server JVM of compare --processes 2
+            System.exit(ServerProcessCommand.execute(Arrays.copyOfRange(args, 1, args.length), System.in, System.out));
+        }
         if (args.length > 0 && args[0].equals("stat")) {
             System.exit(StatCommand.execute(Arrays.copyOfRange(args, 1, args.length)));
         }

@@ -110,6 +110,7 @@ public final class ScenarioRunner {
     public RunResult run(Scenario scenario, Transport transport, int repetition) {
         long start = System.nanoTime();
         try (EchoPair pair = EchoPair.open(transport)) {
+            server = pair.server();
             return switch (scenario.kind()) {
                 case UNLOADED -> unloaded(scenario, pair, repetition, start);
                 case LOADED -> loaded(scenario, pair, repetition, start);
@@ -122,6 +123,34 @@ public final class ScenarioRunner {
             return failed(scenario, transport, repetition, start, "interrupted");
         } catch (RuntimeException e) {
             return failed(scenario, transport, repetition, start, e.toString());
+        } finally {
+            server = null;
+        }
+    }
+
+    /** The server of the run in progress (its process's cost counts when it is another process). */
+    private EchoServer server;
+
+    private Meter startMeter() {
+        EchoServer.Cost remote = server == null ? null : server.startCost();
+        return new Meter(CostMeter.start(), remote);
+    }
+
+    /** This process's cost meter, and the server process's when it is another one: both count. */
+    private record Meter(CostMeter local, EchoServer.Cost remote) {
+        CostMeter.Cost stop() {
+            CostMeter.Cost here = local.stop();
+            if (remote == null) {
+                return here;
+            }
+            CostMeter.Cost there = remote.stop();
+            return new CostMeter.Cost(sum(here.cpuNanos(), there.cpuNanos()),
+                    sum(here.allocatedBytes(), there.allocatedBytes()), here.wallNanos(),
+                    sum(here.compileMillis(), there.compileMillis()));
+        }
+
+        private static long sum(long a, long b) {
+            return a < 0 || b < 0 ? -1 : a + b;
         }
     }
 
@@ -232,7 +261,7 @@ public final class ScenarioRunner {
         if (marks != null) {
             marks.begin = marks.load.mark();
         }
-        CostMeter meter = CostMeter.start();
+        Meter meter = startMeter();
         long begin = System.nanoTime();
         end = begin + measureCap(s).toNanos();
         long now = begin;
@@ -276,7 +305,7 @@ public final class ScenarioRunner {
         }
         Semaphore permits = new Semaphore(window);
         AtomicReference<String> failure = new AtomicReference<>();
-        CostMeter meter = CostMeter.start();
+        Meter meter = startMeter();
         long begin = System.nanoTime();
         long end = begin + cap.toNanos();
         long issued = 0;
@@ -317,7 +346,7 @@ public final class ScenarioRunner {
         AtomicReference<String> failure = new AtomicReference<>();
         AtomicLong issued = new AtomicLong();
         AtomicLong completed = new AtomicLong();
-        CostMeter meter = CostMeter.start();
+        Meter meter = startMeter();
         long begin = System.nanoTime();
         long end = begin + cap.toNanos();
         List<Thread> callers = new ArrayList<>();
