@@ -135,6 +135,7 @@ public final class CompareReport {
         m.put("alloc_bytes_per_call", s.allocBytesPerCall());
         m.put("cpu_cores", s.cpuCores());
         m.put("jit_ms", s.jitMs());
+        m.put("unsteady_repetitions", s.unsteadyRepetitions());
         if (s.scenario().kind() == Scenario.Kind.LOADED) {
             m.put("background_gbit_per_s", s.backgroundGbit());
             m.put("background_offered_gbit_per_s", s.backgroundOfferedGbit());
@@ -298,6 +299,10 @@ public final class CompareReport {
                             + (s.backgroundCarried() ? "" : " NOT CARRIED")
                             + (s.backgroundCarriedRepetitions() == s.succeeded() ? ""
                                     : " (carried in " + s.backgroundCarriedRepetitions() + "/" + s.succeeded() + " repetitions)");
+                }
+                if (s.unsteadyRepetitions() > 0) {
+                    notes += (notes.isEmpty() ? "" : "; ") + s.unsteadyRepetitions() + "/" + s.succeeded()
+                            + " repetitions UNSTEADY (the JIT compiling)";
                 }
                 if (s.succeeded() < s.repetitions()) {
                     notes += (notes.isEmpty() ? "" : "; ") + (s.repetitions() - s.succeeded()) + "/" + s.repetitions()

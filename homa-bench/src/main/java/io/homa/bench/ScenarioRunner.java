@@ -163,7 +163,7 @@ public final class ScenarioRunner {
         long calls = m.calls + (background == null ? 0 : background.completed());
         return new RunResult(pair.transport().name(), s, rep, m.stats, m.callsPerSecond(), m.gbit(s.size()), background,
                 m.cost.cpuMicrosPer(calls), m.cost.bytesPer(calls), m.cost.coresBusy(), (System.nanoTime() - start) / 1e9, null,
-                m.cost.compileMillis() < 0 ? Double.NaN : m.cost.compileMillis());
+                m.cost.compileMillis() < 0 ? Double.NaN : m.cost.compileMillis(), m.nanos / 1e9);
     }
 
     private RunResult unloaded(Scenario s, EchoPair pair, int rep, long start)

@@ -45,6 +45,11 @@ public record Summary(String transport, Scenario scenario, int repetitions, int 
                 median(ok, RunResult::cpuCores), p99s, List.copyOf(ok), error, median(ok, RunResult::jitMs));
     }
 
+    /** Successful repetitions that counted although the JIT was not quiet in them (the steady-state rule's cap). */
+    public long unsteadyRepetitions() {
+        return okRuns.stream().filter(r -> !r.steady()).count();
+    }
+
     /**
      * The spread of {@code metric}'s ratio to {@code other}'s over the repetitions: the repetitions
      * are paired by index (the same repetition of both ran back to back); {@code [min, max]}, or
