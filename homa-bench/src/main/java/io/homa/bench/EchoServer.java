@@ -4,10 +4,10 @@ import java.net.InetSocketAddress;
 
 /**
  * An echo server of one transport: it answers every request with the request's bytes. It binds to
- * 127.0.0.1 only and owns its threads until {@link #close()}.
+ * {@link NettyIo#HOST} (loopback unless told otherwise) and owns its threads until {@link #close()}.
  */
 public interface EchoServer extends AutoCloseable {
-    /** Where clients reach it (127.0.0.1 and the port the kernel chose). */
+    /** Where clients reach it ({@link NettyIo#HOST} and the port the kernel chose). */
     InetSocketAddress address();
 
     /** What a server in another process spent in an interval: {@link #stop} ends the interval. */

@@ -22,7 +22,7 @@ enum GrpcStack {
     NETTY {
         @Override
         Server startServer(ServerServiceDefinition service, EventLoopGroup group, int maxMessage) throws IOException {
-            return NettyServerBuilder.forAddress(NettyIo.anyLoopbackPort())
+            return NettyServerBuilder.forAddress(NettyIo.anyPort())
                     .channelType(NettyIo.serverSocketChannel())
                     .bossEventLoopGroup(group)
                     .workerEventLoopGroup(group)
@@ -52,7 +52,7 @@ enum GrpcStack {
     HOMA {
         @Override
         Server startServer(ServerServiceDefinition service, EventLoopGroup group, int maxMessage) throws IOException {
-            return HomaServerBuilder.forAddress(NettyIo.anyLoopbackPort())
+            return HomaServerBuilder.forAddress(NettyIo.anyPort())
                     .homaConfig(loopback())
                     .directExecutor()
                     .maxInboundMessageSize(maxMessage)
@@ -71,7 +71,7 @@ enum GrpcStack {
         }
 
         private HomaConfig loopback() {
-            return HomaConfig.builder().bindAddress(new InetSocketAddress(NettyIo.LOOPBACK, 0)).build();
+            return HomaConfig.builder().bindAddress(new InetSocketAddress(NettyIo.HOST, 0)).build();
         }
     };
 

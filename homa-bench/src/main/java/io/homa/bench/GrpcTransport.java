@@ -176,7 +176,7 @@ public final class GrpcTransport implements Transport {
                 NettyIo.shutdown(group);
                 throw new IllegalStateException("grpc server did not start", e);
             }
-            address = new InetSocketAddress(NettyIo.LOOPBACK, server.getPort());
+            address = new InetSocketAddress(NettyIo.HOST, server.getPort());
         }
 
         @Override

@@ -76,7 +76,7 @@ public final class HomaTransport implements Transport {
         this.loops = loops;
         this.registry = registry;
         HomaConfig.Builder b = HomaConfig.builder()
-                .bindAddress(NettyIo.anyLoopbackPort())
+                .bindAddress(NettyIo.anyPort())
                 .inlineExecution(true)
                 .ioTransport(io)
                 .eventLoops(loops);

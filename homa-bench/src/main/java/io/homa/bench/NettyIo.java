@@ -36,8 +36,27 @@ public final class NettyIo {
     private static final Logger LOG = LoggerFactory.getLogger(NettyIo.class);
     private static final AtomicBoolean REPORTED = new AtomicBoolean();
 
-    /** Every benchmark socket binds here: traffic never leaves the host. */
-    public static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
+    /** The system property that names the address every benchmark socket binds (default: loopback). */
+    public static final String HOST_PROPERTY = "homa.bench.host";
+
+    /**
+     * Every benchmark socket binds here: the loopback address, so that traffic never leaves the
+     * host, unless {@link #HOST_PROPERTY} names another (the address a JVM has in a network
+     * namespace of the benchmark's own, for the veth path).
+     */
+    public static final InetAddress HOST = host();
+
+    private static InetAddress host() {
+        String v = System.getProperty(HOST_PROPERTY);
+        if (v == null || v.isBlank()) {
+            return InetAddress.getLoopbackAddress();
+        }
+        try {
+            return InetAddress.getByName(v.trim());
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalArgumentException("-D" + HOST_PROPERTY + "=" + v + " is no address", e);
+        }
+    }
 
     private NettyIo() {
     }
@@ -56,9 +75,9 @@ public final class NettyIo {
         return epoll() ? "epoll" : "nio";
     }
 
-    /** 127.0.0.1 with an ephemeral port. */
-    public static InetSocketAddress anyLoopbackPort() {
-        return new InetSocketAddress(LOOPBACK, 0);
+    /** {@link #HOST} with an ephemeral port. */
+    public static InetSocketAddress anyPort() {
+        return new InetSocketAddress(HOST, 0);
     }
 
     /**

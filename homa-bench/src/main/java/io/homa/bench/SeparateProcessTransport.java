@@ -51,8 +51,8 @@ final class SeparateProcessTransport implements Transport, AutoCloseable {
         if (process == null) {
             process = new ServerProcess(local.name());
         }
-        int port = Integer.parseInt(process.ask("START", "READY ").substring("READY ".length()).trim());
-        InetSocketAddress address = new InetSocketAddress(NettyIo.LOOPBACK, port);
+        String[] ready = process.ask("START", "READY ").trim().split(" ");
+        InetSocketAddress address = new InetSocketAddress(ready[1], Integer.parseInt(ready[2]));
         ServerProcess p = process;
         return new EchoServer() {
             @Override

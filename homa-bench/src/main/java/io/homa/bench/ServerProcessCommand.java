@@ -13,7 +13,7 @@ import java.util.Locale;
  * ({@link ServerProcess} is the other end). It lives for the whole comparison, so its code is as
  * warm as it would be in a long-running server. Commands, each answered on standard output:
  * <pre>
- * START   -> READY port   starts a server on the loopback address and an ephemeral port
+ * START   -> READY host port   starts a server on {@link NettyIo#HOST} and an ephemeral port
  * BEGIN   -> OK           starts measuring this process's cost
  * END     -> COST cpuNanos allocatedBytes wallNanos compileMillis   since BEGIN (-1: unknown)
  * STOP    -> STOPPED      closes the server
@@ -48,7 +48,8 @@ public final class ServerProcessCommand {
                             server.close();
                         }
                         server = transport.startServer();
-                        stdout.println("READY " + server.address().getPort());
+                        stdout.println("READY " + server.address().getAddress().getHostAddress() + " "
+                                + server.address().getPort());
                     }
                     case "BEGIN" -> {
                         meter = CostMeter.start();

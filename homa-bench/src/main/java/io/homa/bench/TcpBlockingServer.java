@@ -26,7 +26,7 @@ public final class TcpBlockingServer implements EchoServer {
     public TcpBlockingServer() {
         try {
             listener = new ServerSocket();
-            listener.bind(new InetSocketAddress(NettyIo.LOOPBACK, 0), 128);
+            listener.bind(new InetSocketAddress(NettyIo.HOST, 0), 128);
         } catch (IOException e) {
             throw new UncheckedIOException("tcp-blocking: cannot listen on loopback", e);
         }

@@ -47,7 +47,7 @@ public final class TcpEchoServer implements EchoServer {
                             ch.pipeline().addLast(new TcpFrameDecoder(), frameHandler);
                         }
                     })
-                    .bind(NettyIo.anyLoopbackPort()).syncUninterruptibly().channel();
+                    .bind(NettyIo.anyPort()).syncUninterruptibly().channel();
         } catch (RuntimeException e) {
             NettyIo.shutdown(group);
             throw e;

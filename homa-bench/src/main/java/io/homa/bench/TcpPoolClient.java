@@ -137,7 +137,7 @@ public final class TcpPoolClient implements EchoClient {
                         ch.pipeline().addLast(new TcpFrameDecoder(), c);
                     }
                 })
-                .connect(server, NettyIo.anyLoopbackPort());
+                .connect(server, NettyIo.anyPort());
         f.addListener((ChannelFuture done) -> {
             if (!done.isSuccess()) {
                 connections--;

@@ -55,7 +55,7 @@ public final class TcpSingleClient implements EchoClient {
                             ch.pipeline().addLast(new TcpFrameDecoder(), new ReplyHandler());
                         }
                     })
-                    .connect(server, NettyIo.anyLoopbackPort()).syncUninterruptibly().channel();
+                    .connect(server, NettyIo.anyPort()).syncUninterruptibly().channel();
         } catch (RuntimeException e) {
             NettyIo.shutdown(group);
             throw e;

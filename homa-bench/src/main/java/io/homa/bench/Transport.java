@@ -4,8 +4,9 @@ import java.net.InetSocketAddress;
 
 /**
  * One way of moving RPCs, as compared by the benchmarks: a factory of echo servers and of clients
- * for them. Every server and client it makes binds to 127.0.0.1 and has its own I/O thread(s), so
- * that a client and a server in one process behave like two processes on one host.
+ * for them. Every server and client it makes binds to {@link NettyIo#HOST} (loopback by default)
+ * and has its own I/O thread(s), so that a client and a server in one process behave like two
+ * processes on one host.
  */
 public interface Transport {
     /** The name used on the command line and in results.json: homa, tcp-single, tcp-pool, udp-raw. */
@@ -14,7 +15,7 @@ public interface Transport {
     /** The largest request (and so reply) this transport carries, in bytes. */
     int maxMessageLength();
 
-    /** Starts an echo server on 127.0.0.1 and an ephemeral port. */
+    /** Starts an echo server on {@link NettyIo#HOST} and an ephemeral port. */
     EchoServer startServer();
 
     /** Starts a client of the server at {@code server}. */

@@ -35,7 +35,7 @@ public final class UdpEchoServer implements EchoServer {
         try {
             channel = configure(new Bootstrap().group(group))
                     .handler(new Echo())
-                    .bind(NettyIo.anyLoopbackPort()).syncUninterruptibly().channel();
+                    .bind(NettyIo.anyPort()).syncUninterruptibly().channel();
         } catch (RuntimeException e) {
             NettyIo.shutdown(group);
             throw e;

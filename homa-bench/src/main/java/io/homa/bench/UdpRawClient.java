@@ -49,7 +49,7 @@ public final class UdpRawClient implements EchoClient {
         try {
             channel = UdpEchoServer.configure(new Bootstrap().group(loop))
                     .handler(new ReplyHandler())
-                    .bind(NettyIo.anyLoopbackPort()).syncUninterruptibly().channel();
+                    .bind(NettyIo.anyPort()).syncUninterruptibly().channel();
         } catch (RuntimeException e) {
             NettyIo.shutdown(group);
             throw e;

@@ -32,7 +32,7 @@ public final class UdpSpinClient implements EchoClient {
         try {
             channel = DatagramChannel.open();
             channel.configureBlocking(false);
-            channel.bind(new InetSocketAddress(NettyIo.LOOPBACK, 0));
+            channel.bind(new InetSocketAddress(NettyIo.HOST, 0));
             channel.connect(server);
         } catch (IOException e) {
             throw new UncheckedIOException("udp-spin: cannot open a socket to " + server, e);

@@ -20,7 +20,7 @@ public final class UdpSpinServer implements EchoServer {
         try {
             channel = DatagramChannel.open();
             channel.configureBlocking(false);
-            channel.bind(new InetSocketAddress(NettyIo.LOOPBACK, 0));
+            channel.bind(new InetSocketAddress(NettyIo.HOST, 0));
         } catch (IOException e) {
             throw new UncheckedIOException("udp-spin: cannot bind on loopback", e);
         }
