@@ -43,6 +43,18 @@ public final class CompareCommand implements Callable<Integer> {
             + " are then both processes' together).")
     int processes;
 
+    @Option(names = "--path", defaultValue = "loopback", description = "loopback (default), or veth: as root, client"
+            + " and servers in two network namespaces of their own joined by a veth pair at --mtu, each in its own"
+            + " JVM (implies --processes 2); nothing is left behind.")
+    String path;
+
+    @Option(names = "--mtu", defaultValue = "1500", description = "The veth pair's MTU with --path veth (default 1500).")
+    int mtu;
+
+    /** Set by the outer compare of --path veth for the one it runs in the client's namespace: "NS,IP,MTU". */
+    @Option(names = "--inside-veth", hidden = true)
+    String insideVeth;
+
     @Option(names = "--micrometer", description = "Attach homa-micrometer's binder to every Homa socket (JFR events"
             + " stay off): run with and without it to see its overhead.")
     boolean micrometer;
@@ -100,8 +112,13 @@ public final class CompareCommand implements Callable<Integer> {
     }
 
     public static int execute(String[] args, PrintStream stdout, PrintStream stderr) {
-        return Cli.execute(new CompareCommand(stdout, stderr, Cli.commandLine("compare", args)), args, stdout, stderr);
+        CompareCommand c = new CompareCommand(stdout, stderr, Cli.commandLine("compare", args));
+        c.args = args.clone();
+        return Cli.execute(c, args, stdout, stderr);
     }
+
+    /** The arguments as given: the veth path passes them on to the compare it runs in a namespace. */
+    private String[] args = new String[0];
 
     /** The server JVMs of {@code --processes 2}, ended when the comparison ends, however it ends. */
     private final List<SeparateProcessTransport> serverJvms = new ArrayList<>();
@@ -118,8 +135,19 @@ public final class CompareCommand implements Callable<Integer> {
     }
 
     private Integer compare() {
+        if (!path.equals("loopback") && !path.equals("veth")) {
+            stderr.println("compare: --path must be loopback or veth, was " + path);
+            return 2;
+        }
+        if (path.equals("veth") && insideVeth == null) {
+            return onVeth();
+        }
         RunMode mode = smoke ? RunMode.SMOKE : quick ? RunMode.QUICK : RunMode.FULL;
         int reps = repetitions != null ? repetitions : mode.repetitions();
+        String[] inside = insideVeth == null ? null : insideVeth.split(",");
+        if (inside != null) {
+            processes = 2;
+        }
         if (processes != 1 && processes != 2) {
             stderr.println("compare: --processes must be 1 or 2, was " + processes);
             return 2;
@@ -138,7 +166,9 @@ public final class CompareCommand implements Callable<Integer> {
                 Transport t = Transports.create(n.trim());
                 t = micrometer && t instanceof HomaTransport h ? h.withMicrometer() : t;
                 if (processes == 2) {
-                    SeparateProcessTransport separate = new SeparateProcessTransport(t);
+                    SeparateProcessTransport separate = inside == null ? new SeparateProcessTransport(t)
+                            : new SeparateProcessTransport(t, List.of("ip", "netns", "exec", inside[0]),
+                                    List.of("-D" + NettyIo.HOST_PROPERTY + "=" + inside[1]));
                     serverJvms.add(separate);
                     t = separate;
                 }
@@ -200,7 +230,8 @@ public final class CompareCommand implements Callable<Integer> {
             machine.put("homa_transports", homaIo);
         }
         machine.put("processes", processes);
-        machine.put("path", "loopback");
+        machine.put("path", inside == null ? "loopback" : "veth");
+        machine.put("mtu", inside == null ? machine.get("loopback_mtu") : Integer.parseInt(inside[2]));
         if (Boolean.TRUE.equals(machine.get("busy_at_start"))) {
             stderr.printf(Locale.ROOT, "compare: WARNING: 1-minute load average %.2f on %s CPUs at start (over %.1f per CPU):"
                             + " other work competes for the CPU, so the figures will be noisy; ratios within one run are"
@@ -287,6 +318,41 @@ public final class CompareCommand implements Callable<Integer> {
             return 1;
         }
         return 0;
+    }
+
+    /**
+     * {@code --path veth}: makes the two namespaces and their link, runs this same comparison in the
+     * client's namespace (in a JVM there, with its servers in JVMs in the server's), and removes
+     * both namespaces however that ends.
+     */
+    private int onVeth() {
+        if (!VethPath.permitted()) {
+            stderr.println("compare: --path veth needs root: it creates two network namespaces and a veth pair"
+                    + " (run it as root, or use --path loopback --processes 2)");
+            return 2;
+        }
+        try (VethPath veth = VethPath.create(mtu)) {
+            List<String> cmd = new ArrayList<>(veth.inClient());
+            cmd.add(ProcessHandle.current().info().command().orElse("java"));
+            cmd.add("-D" + NettyIo.HOST_PROPERTY + "=" + veth.clientIp());
+            cmd.add("-cp");
+            cmd.add(System.getProperty("java.class.path"));
+            cmd.add(Main.class.getName());
+            cmd.add("compare");
+            cmd.addAll(List.of(args));
+            cmd.add("--inside-veth");
+            cmd.add(veth.namespaces().get(1) + "," + veth.serverIp() + "," + veth.mtu());
+            stderr.printf(Locale.ROOT, "compare: veth path at MTU %d: client %s in %s, servers %s in %s%n", veth.mtu(),
+                    veth.clientIp(), veth.namespaces().get(0), veth.serverIp(), veth.namespaces().get(1));
+            Process p = new ProcessBuilder(cmd).inheritIO().start();
+            return p.waitFor();
+        } catch (IllegalStateException | IllegalArgumentException | IOException e) {
+            stderr.println("compare: the veth path failed: " + e.getMessage());
+            return 2;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 2;
+        }
     }
 
     /** Room in the budget beyond the plan at its caps: the repetitions run again, each run's setup. */

@@ -1,6 +1,7 @@
 package io.homa.bench;
 
 import java.net.InetSocketAddress;
+import java.util.List;
 
 /**
  * A transport whose echo servers run in another JVM ({@code compare --processes 2}), as a user's
@@ -10,10 +11,23 @@ import java.net.InetSocketAddress;
  */
 final class SeparateProcessTransport implements Transport, AutoCloseable {
     private final Transport local;
+    private final List<String> prefix;
+    private final List<String> jvmArgs;
     private ServerProcess process;
 
+    /** Servers in a JVM on this host, in this network namespace. */
     SeparateProcessTransport(Transport local) {
+        this(local, List.of(), List.of());
+    }
+
+    /**
+     * Servers in a JVM started through {@code prefix} (e.g. {@code ip netns exec NS}) with
+     * {@code jvmArgs} (e.g. the host to bind).
+     */
+    SeparateProcessTransport(Transport local, List<String> prefix, List<String> jvmArgs) {
         this.local = local;
+        this.prefix = List.copyOf(prefix);
+        this.jvmArgs = List.copyOf(jvmArgs);
     }
 
     @Override
@@ -49,7 +63,7 @@ final class SeparateProcessTransport implements Transport, AutoCloseable {
     @Override
     public synchronized EchoServer startServer() {
         if (process == null) {
-            process = new ServerProcess(local.name());
+            process = new ServerProcess(local.name(), prefix, jvmArgs);
         }
         String[] ready = process.ask("START", "READY ").trim().split(" ");
         InetSocketAddress address = new InetSocketAddress(ready[1], Integer.parseInt(ready[2]));

@@ -28,9 +28,14 @@ final class ServerProcess implements AutoCloseable {
     /** The JVM's answers, read by a thread of their own so that a silent JVM cannot hang us. */
     private final BlockingQueue<String> answers = new LinkedBlockingQueue<>();
 
-    ServerProcess(String transport) {
-        List<String> cmd = new ArrayList<>();
+    /**
+     * @param prefix  runs the JVM through this command (e.g. {@code ip netns exec NS}), or empty
+     * @param jvmArgs options for the JVM (e.g. its {@link NettyIo#HOST_PROPERTY})
+     */
+    ServerProcess(String transport, List<String> prefix, List<String> jvmArgs) {
+        List<String> cmd = new ArrayList<>(prefix);
         cmd.add(ProcessHandle.current().info().command().orElse("java"));
+        cmd.addAll(jvmArgs);
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
         cmd.add(Main.class.getName());
