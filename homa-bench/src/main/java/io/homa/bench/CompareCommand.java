@@ -167,7 +167,7 @@ public final class CompareCommand implements Callable<Integer> {
                 t = micrometer && t instanceof HomaTransport h ? h.withMicrometer() : t;
                 if (processes == 2) {
                     SeparateProcessTransport separate = inside == null ? new SeparateProcessTransport(t)
-                            : new SeparateProcessTransport(t, List.of("ip", "netns", "exec", inside[0]),
+                            : new SeparateProcessTransport(t, VethPath.inNamespace(inside[0]),
                                     List.of("-D" + NettyIo.HOST_PROPERTY + "=" + inside[1]));
                     serverJvms.add(separate);
                     t = separate;
@@ -332,16 +332,12 @@ public final class CompareCommand implements Callable<Integer> {
             return 2;
         }
         try (VethPath veth = VethPath.create(mtu)) {
-            List<String> cmd = new ArrayList<>(veth.inClient());
-            cmd.add(ProcessHandle.current().info().command().orElse("java"));
-            cmd.add("-D" + NettyIo.HOST_PROPERTY + "=" + veth.clientIp());
-            cmd.add("-cp");
-            cmd.add(System.getProperty("java.class.path"));
-            cmd.add(Main.class.getName());
-            cmd.add("compare");
-            cmd.addAll(List.of(args));
-            cmd.add("--inside-veth");
-            cmd.add(veth.namespaces().get(1) + "," + veth.serverIp() + "," + veth.mtu());
+            List<String> inner = new ArrayList<>(List.of("compare"));
+            inner.addAll(List.of(args));
+            inner.add("--inside-veth");
+            inner.add(veth.namespaces().get(1) + "," + veth.serverIp() + "," + veth.mtu());
+            List<String> cmd = Main.javaCommand(veth.inClient(),
+                    List.of("-D" + NettyIo.HOST_PROPERTY + "=" + veth.clientIp()), inner);
             stderr.printf(Locale.ROOT, "compare: veth path at MTU %d: client %s in %s, servers %s in %s%n", veth.mtu(),
                     veth.clientIp(), veth.namespaces().get(0), veth.serverIp(), veth.namespaces().get(1));
             Process p = new ProcessBuilder(cmd).inheritIO().start();

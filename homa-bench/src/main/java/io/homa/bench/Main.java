@@ -1,6 +1,8 @@
 package io.homa.bench;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * The entry point of {@code homa-bench.jar}: {@code compare ...} runs the comparison command,
@@ -33,6 +35,21 @@ public final class Main {
             return;
         }
         org.openjdk.jmh.Main.main(args);
+    }
+
+    /**
+     * The command that runs this program in a new JVM: {@code prefix} (e.g. {@code ip netns exec
+     * NS}), the same Java and class path as this JVM's, {@code jvmArgs}, then {@code args}.
+     */
+    static List<String> javaCommand(List<String> prefix, List<String> jvmArgs, List<String> args) {
+        List<String> cmd = new ArrayList<>(prefix);
+        cmd.add(ProcessHandle.current().info().command().orElse("java"));
+        cmd.addAll(jvmArgs);
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(Main.class.getName());
+        cmd.addAll(args);
+        return cmd;
     }
 
     static String usage() {

@@ -7,7 +7,6 @@ import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -33,15 +32,7 @@ final class ServerProcess implements AutoCloseable {
      * @param jvmArgs options for the JVM (e.g. its {@link NettyIo#HOST_PROPERTY})
      */
     ServerProcess(String transport, List<String> prefix, List<String> jvmArgs) {
-        List<String> cmd = new ArrayList<>(prefix);
-        cmd.add(ProcessHandle.current().info().command().orElse("java"));
-        cmd.addAll(jvmArgs);
-        cmd.add("-cp");
-        cmd.add(System.getProperty("java.class.path"));
-        cmd.add(Main.class.getName());
-        cmd.add("echo-server");
-        cmd.add("--transport");
-        cmd.add(transport);
+        List<String> cmd = Main.javaCommand(prefix, jvmArgs, List.of("echo-server", "--transport", transport));
         try {
             process = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         } catch (IOException e) {

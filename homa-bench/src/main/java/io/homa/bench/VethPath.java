@@ -80,14 +80,14 @@ final class VethPath implements AutoCloseable {
         }
     }
 
-    /** The command prefix that runs a program in the client's namespace. */
-    List<String> inClient() {
-        return List.of("ip", "netns", "exec", clientNs);
+    /** The command prefix that runs a program in network namespace {@code ns}. */
+    static List<String> inNamespace(String ns) {
+        return List.of("ip", "netns", "exec", ns);
     }
 
-    /** The command prefix that runs a program in the server's namespace. */
-    List<String> inServer() {
-        return List.of("ip", "netns", "exec", serverNs);
+    /** The command prefix that runs a program in the client's namespace. */
+    List<String> inClient() {
+        return inNamespace(clientNs);
     }
 
     String clientIp() {
