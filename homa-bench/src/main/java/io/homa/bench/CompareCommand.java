@@ -277,8 +277,8 @@ public final class CompareCommand implements Callable<Integer> {
             String scaled = scale < 0.995 ? String.format(Locale.ROOT, ", time caps x%.2f to stay in budget", scale) : "";
             RunResult r = runner.run(p.scenario(), p.transport(), p.rep());
             // Steady state: a repetition counts only when the JIT was quiet in its measured
-            // interval; else it is run again (more warm-up), up to a cap, after which it counts
-            // and is reported unsteady.
+            // interval; else it is run again (more warm-up), up to a cap, after which it is
+            // reported unsteady and kept out of the figures (Summary).
             for (int again = 0; !r.steady() && again < mode.steadyRetries(); again++) {
                 progress(r, scaled + String.format(Locale.ROOT, "; the JIT took %.1f%% of it: not counted, run again",
                         100 * r.jitShare()));
@@ -288,18 +288,18 @@ public final class CompareCommand implements Callable<Integer> {
                 r = runner.run(p.scenario(), p.transport(), p.rep());
             }
             byKey.computeIfAbsent(p.transport().name() + "\n" + p.scenario().id(), k -> new ArrayList<>()).add(r);
-            progress(r, scaled + (r.steady() ? "" : String.format(Locale.ROOT, "; UNSTEADY: the JIT took %.1f%% of it",
+            progress(r, scaled + (r.steady() ? "" : String.format(Locale.ROOT, "; UNSTEADY, not counted: the JIT took %.1f%% of it",
                     100 * r.jitShare())));
         }
-        machine.put("steady_state_rule", "a repetition counts when the JIT compiled for under "
+        machine.put("steady_state_rule", mode == RunMode.SMOKE ? "none (smoke mode)" : "a repetition counts when the JIT compiled for under "
                 + Math.round(RunResult.MAX_JIT_SHARE * 100) + "% of its measured interval; else it runs again, up to "
-                + mode.steadyRetries() + " times");
+                + mode.steadyRetries() + " times, and is then reported unsteady and not counted");
         machine.put("repetitions_run_again", repeated);
         double elapsed = (System.nanoTime() - started) / 1e9;
 
         List<Summary> summaries = new ArrayList<>();
         for (List<RunResult> runs : byKey.values()) {
-            summaries.add(Summary.of(runs.get(0).transport(), runs.get(0).scenario(), runs));
+            summaries.add(Summary.of(runs.get(0).transport(), runs.get(0).scenario(), runs, mode != RunMode.SMOKE));
         }
         machine.put("background_offered_gbit_per_s", backgroundGbit);
         describeRun(machine, mode, reps, elapsed);
@@ -313,7 +313,7 @@ public final class CompareCommand implements Callable<Integer> {
             stderr.printf(Locale.ROOT, "compare: %d transport/scenario pairs had failed runs:%n", failures.size());
             for (Summary f : failures) {
                 stderr.printf(Locale.ROOT, "  %s %s: %d of %d repetitions failed: %s%n", f.transport(), f.scenario().id(),
-                        f.repetitions() - f.succeeded(), f.repetitions(), f.error());
+                        f.failedRepetitions(), f.repetitions(), f.error());
             }
             return 1;
         }
@@ -417,7 +417,7 @@ public final class CompareCommand implements Callable<Integer> {
             }
             for (Transport t : applicable) {
                 curves.computeIfAbsent(t.name(), k -> new ArrayList<>())
-                        .add(new LoadSweep.Point(load, Summary.of(t.name(), Scenario.LOADED_100B, runs.get(t.name()))));
+                        .add(new LoadSweep.Point(load, Summary.of(t.name(), Scenario.LOADED_100B, runs.get(t.name()), false)));
             }
         }
         double elapsed = (System.nanoTime() - started) / 1e9;

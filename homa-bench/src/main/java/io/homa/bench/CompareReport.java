@@ -136,6 +136,9 @@ public final class CompareReport {
         m.put("cpu_cores", s.cpuCores());
         m.put("jit_ms", s.jitMs());
         m.put("unsteady_repetitions", s.unsteadyRepetitions());
+        // Each counted repetition's JIT time and measured interval: the steady-state rule held in each.
+        m.put("jit_ms_per_repetition", new ArrayList<Object>(s.okRuns().stream().map(r -> (Object) r.jitMs()).toList()));
+        m.put("measured_s_per_repetition", new ArrayList<Object>(s.okRuns().stream().map(r -> (Object) r.measuredSeconds()).toList()));
         if (s.scenario().kind() == Scenario.Kind.LOADED) {
             m.put("background_gbit_per_s", s.backgroundGbit());
             m.put("background_offered_gbit_per_s", s.backgroundOfferedGbit());
@@ -301,11 +304,11 @@ public final class CompareReport {
                                     : " (carried in " + s.backgroundCarriedRepetitions() + "/" + s.succeeded() + " repetitions)");
                 }
                 if (s.unsteadyRepetitions() > 0) {
-                    notes += (notes.isEmpty() ? "" : "; ") + s.unsteadyRepetitions() + "/" + s.succeeded()
-                            + " repetitions UNSTEADY (the JIT compiling)";
+                    notes += (notes.isEmpty() ? "" : "; ") + s.unsteadyRepetitions() + "/" + s.repetitions()
+                            + " repetitions UNSTEADY, not counted (the JIT still compiling)";
                 }
-                if (s.succeeded() < s.repetitions()) {
-                    notes += (notes.isEmpty() ? "" : "; ") + (s.repetitions() - s.succeeded()) + "/" + s.repetitions()
+                if (s.failedRepetitions() > 0) {
+                    notes += (notes.isEmpty() ? "" : "; ") + s.failedRepetitions() + "/" + s.repetitions()
                             + " repetitions FAILED: " + s.error();
                 }
                 sb.append(String.format(Locale.ROOT, rowFormat, sc.id(), t.getKey(), fmt(s.p50us()), fmt(s.p99us()),

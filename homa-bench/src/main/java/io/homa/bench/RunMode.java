@@ -58,7 +58,8 @@ public enum RunMode {
 
     /**
      * How many times a repetition whose measured interval had the JIT compiling for 2% of it or
-     * more is run again before it counts anyway, reported unsteady ({@link RunResult#steady()}).
+     * more is run again; after that it is reported unsteady and kept out of the figures
+     * ({@link RunResult#steady()}, {@link Summary#unsteadyRepetitions()}).
      */
     public int steadyRetries() {
         return steadyRetries;

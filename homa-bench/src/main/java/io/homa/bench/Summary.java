@@ -7,21 +7,39 @@ import java.util.function.ToDoubleFunction;
 
 /**
  * The repetitions of one transport in one scenario, summarised: each figure is the median of the
- * successful repetitions' figures (so p99 is the median of the repetitions' p99s).
+ * counted repetitions' figures (so p99 is the median of the repetitions' p99s). A repetition
+ * counts when it succeeded and the JIT was quiet in it ({@link RunResult#steady()}); one that
+ * succeeded while the JIT was still compiling, after compare's retries, is {@code unsteady}: kept
+ * out of every figure, and only counted.
+ *
+ * @param succeeded the counted repetitions (successful and steady)
+ * @param unsteady  the successful repetitions not counted because the JIT was compiling in them
  */
-public record Summary(String transport, Scenario scenario, int repetitions, int succeeded,
+public record Summary(String transport, Scenario scenario, int repetitions, int succeeded, int unsteady,
                       double p50us, double p99us, double p999us, double maxUs, double meanUs, double samples,
                       double callsPerSecond, double gbitPerSecond, double backgroundGbit,
                       double backgroundOfferedGbit, int backgroundCarriedRepetitions,
                       double cpuUsPerCall, double allocBytesPerCall, double cpuCores,
                       List<Double> p99PerRepetition, List<RunResult> okRuns, String error, double jitMs) {
 
+    /** The summary under compare's steady-state rule: unsteady repetitions are not counted. */
     public static Summary of(String transport, Scenario scenario, List<RunResult> runs) {
+        return of(transport, scenario, runs, true);
+    }
+
+    /**
+     * The summary of {@code runs}; with {@code steadyRule} false (smoke runs, the sweep: neither
+     * runs a repetition again) every successful repetition counts, the JIT quiet or not.
+     */
+    public static Summary of(String transport, Scenario scenario, List<RunResult> runs, boolean steadyRule) {
         List<RunResult> ok = new ArrayList<>();
         String error = null;
+        int unsteady = 0;
         for (RunResult r : runs) {
-            if (r.ok()) {
+            if (r.ok() && (r.steady() || !steadyRule)) {
                 ok.add(r);
+            } else if (r.ok()) {
+                unsteady++;
             } else if (error == null) {
                 error = r.error();
             }
@@ -34,7 +52,7 @@ public record Summary(String transport, Scenario scenario, int repetitions, int 
         for (RunResult r : ok) {
             carried += r.background() == null || r.background().carried() ? 1 : 0;
         }
-        return new Summary(transport, scenario, runs.size(), ok.size(),
+        return new Summary(transport, scenario, runs.size(), ok.size(), unsteady,
                 median(ok, r -> r.stats().p50us()), median(ok, r -> r.stats().p99us()),
                 median(ok, r -> r.stats().p999us()), median(ok, r -> r.stats().maxUs()),
                 median(ok, r -> r.stats().meanUs()), median(ok, r -> r.stats().samples()),
@@ -45,9 +63,14 @@ public record Summary(String transport, Scenario scenario, int repetitions, int 
                 median(ok, RunResult::cpuCores), p99s, List.copyOf(ok), error, median(ok, RunResult::jitMs));
     }
 
-    /** Successful repetitions that counted although the JIT was not quiet in them (the steady-state rule's cap). */
-    public long unsteadyRepetitions() {
-        return okRuns.stream().filter(r -> !r.steady()).count();
+    /** Successful repetitions not counted because the JIT was still compiling in them (after compare's retries). */
+    public int unsteadyRepetitions() {
+        return unsteady;
+    }
+
+    /** Repetitions that failed (an error, not the JIT). */
+    public int failedRepetitions() {
+        return repetitions - succeeded - unsteady;
     }
 
     /**

@@ -33,10 +33,14 @@ class SteadyStateTest {
     }
 
     @Test
-    void aSummary_countsItsUnsteadyRepetitions() {
+    void aSummary_keepsItsUnsteadyRepetitionsOutOfTheFigures() {
         Summary s = Summary.of("homa", Scenario.UNLOADED_100B,
                 List.of(run(0, 1, null), run(300, 1, null), run(5, 1, null), run(900, 1, "failed")));
         assertEquals(1, s.unsteadyRepetitions());
-        assertEquals(3, s.succeeded());
+        assertEquals(2, s.succeeded(), "the two steady repetitions count");
+        assertEquals(1, s.failedRepetitions());
+        assertEquals(2, s.okRuns().size());
+        assertTrue(s.okRuns().stream().allMatch(RunResult::steady), "no counted repetition had the JIT compiling");
+        assertEquals(2.5, s.jitMs(), 1e-9, "the median of the counted repetitions' 0 and 5 ms");
     }
 }

@@ -66,6 +66,7 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
     @Option(names = "--tcp-connections", defaultValue = "4", description = "TCP connections per client-server pair (default ${DEFAULT-VALUE}).") int tcpConnections;
     @Option(names = "--calibrate", paramLabel = "N", defaultValue = "0", description = "Calibration: N sequential calls of the smallest message, timed after --calibrate-warmup.") int calibrate;
     @Option(names = "--calibrate-warmup", defaultValue = "5s", description = "Calibration: sequential calls, not timed, for this long first (the JIT; default ${DEFAULT-VALUE}).") String calibrateWarmup;
+    @Option(names = "--generator-scheduling", defaultValue = "fifo", description = "fifo: the generator's thread in the real-time class (SCHED_FIFO, needs root and chrt; else it stays normal and the results say why), so that its sends leave on time; normal: as any thread (default ${DEFAULT-VALUE}).") String generatorScheduling;
     @Option(names = "--seed", defaultValue = "1", description = "Random seed (mixed with the bind address, not the port).") long seed;
     @Option(names = "--out", paramLabel = "FILE.json", description = "Results file.") Path out;
 
@@ -328,10 +329,14 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
         double bytesPerCall = payloadOnlyLoad ? sizes.mean() : sizes.meanWireBytesPerRpc(oneWay ? 100 : -1);
         double rate = gbps * 1e9 / (8 * bytesPerCall);
         // The generator is the measuring instrument: when it waits for a CPU, every later call
-        // is late. Under -XX:ThreadPriorityPolicy=1 (as root; scripts/experiment sets it) this is
-        // nice -5 against the event loops' 0, so a waking generator preempts them; elsewhere the
-        // JVM ignores it.
+        // is late. Its thread runs in the real-time class (as root; see GeneratorScheduling and
+        // docs/benchmarks.md, "Why the generator was late"), else, under
+        // -XX:ThreadPriorityPolicy=1, at nice -5 against the event loops' 0.
         Thread.currentThread().setPriority(Thread.MAX_PRIORITY);
+        if (!generatorScheduling.equals("fifo") && !generatorScheduling.equals("normal")) {
+            throw new CommandLine.ParameterException(new CommandLine(this),
+                    "--generator-scheduling is fifo or normal, got " + generatorScheduling);
+        }
         LoadRecorder rec = new LoadRecorder(sizes, baseRttUs, ownBaseRttUs, linkGbps);
         SendLateness lateness = new SendLateness();
         // Seeded by the host's address, not its port: Homa and TCP runs (on different ports) then
@@ -342,61 +347,79 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
         long end = measureStart + dur.toNanos();
         MeasuredCounters measuredCounters = new MeasuredCounters(transport::metrics, measureStart, end);
         AtomicLong inflight = new AtomicLong();
+        log(String.format(Locale.ROOT, "client: %s mean %.0f B, %.3f Gbit/s = %.1f calls/s to %d servers, start in %d ms",
+                sizes, sizes.mean(), gbps, rate, peers.size(), TimeUnit.NANOSECONDS.toMillis(t0 - System.nanoTime())));
+        MachineSteal steal = new MachineSteal();
+        boolean stealStarted = false;
         long offered = 0;
         long offeredBytes = 0;
         long previousStart = 0;
         long previousReturn = 0;
         long previousCallPause = 0;
-        log(String.format(Locale.ROOT, "client: %s mean %.0f B, %.3f Gbit/s = %.1f calls/s to %d servers, start in %d ms",
-                sizes, sizes.mean(), gbps, rate, peers.size(), TimeUnit.NANOSECONDS.toMillis(t0 - System.nanoTime())));
+        String scheduling = GeneratorScheduling.apply(generatorScheduling.equals("fifo"));
+        log("generator thread: " + scheduling);
         // A JVM that starts late (a busy machine) begins with a backlog of sends, all late.
         long startLagNanos = Math.max(0, System.nanoTime() - t0);
         long next = t0;
-        while (true) {
-            next += (long) (-Math.log(1 - random.nextDouble()) / rate * 1e9);
-            if (next >= end) {
-                break;
-            }
-            long wait;
-            while ((wait = next - System.nanoTime()) > 0) {
-                LockSupport.parkNanos(wait);
-            }
-            int len = sizes.sample(random);
-            InetSocketAddress peer = peers.get(random.nextInt(peers.size()));
-            boolean measured = next >= measureStart;
-            long scheduled = next;
-            long callStart = System.nanoTime();
-            if (measured) {
-                offered++;
-                offeredBytes += len;
-                lateness.generator(scheduled, callStart, previousStart, previousReturn, previousCallPause);
-                inflight.incrementAndGet();
-            }
-            LoadTransport.SendObserver observer = measured
-                    ? (ioStart, started) -> lateness.transport(callStart, ioStart, started) : LoadTransport.SendObserver.NONE;
-            long gcBefore = SendLateness.gcMillis();
-            CompletableFuture<Integer> f;
-            try {
-                f = transport.call(peer, len, oneWay ? 100 : len, observer);
-            } catch (RuntimeException e) {
-                f = CompletableFuture.failedFuture(e);
-            }
-            previousStart = callStart;
-            previousReturn = System.nanoTime();
-            previousCallPause = TimeUnit.MILLISECONDS.toNanos(SendLateness.gcMillis() - gcBefore);
-            f.whenComplete((v, t) -> {
-                if (!measured) {
-                    return;
+        try (ThreadSchedStat sched = ThreadSchedStat.ofCurrentThread()) {
+            while (true) {
+                next += (long) (-Math.log(1 - random.nextDouble()) / rate * 1e9);
+                if (next >= end) {
+                    break;
                 }
-                long now = System.nanoTime();
-                if (t == null) {
-                    rec.success(len, now - scheduled);
-                } else {
-                    rec.failure(t);
+                // The scheduler's and the GC's account around the wait, to say why a send left late.
+                long waitStart = System.nanoTime();
+                long runQueueBefore = sched.runQueueNanos();
+                long gcBeforeWait = SendLateness.gcMillis();
+                long wait;
+                while ((wait = next - System.nanoTime()) > 0) {
+                    LockSupport.parkNanos(wait);
                 }
-                inflight.decrementAndGet();
-            });
+                int len = sizes.sample(random);
+                InetSocketAddress peer = peers.get(random.nextInt(peers.size()));
+                boolean measured = next >= measureStart;
+                if (measured && !stealStarted) {
+                    steal.start();
+                    stealStarted = true;
+                }
+                long scheduled = next;
+                long callStart = System.nanoTime();
+                if (measured) {
+                    offered++;
+                    offeredBytes += len;
+                    lateness.generator(scheduled, callStart, previousStart, previousReturn, previousCallPause);
+                    lateness.cause(scheduled, callStart, waitStart < scheduled,
+                            runQueueBefore < 0 ? -1 : sched.runQueueNanos() - runQueueBefore,
+                            TimeUnit.MILLISECONDS.toNanos(SendLateness.gcMillis() - gcBeforeWait));
+                    inflight.incrementAndGet();
+                }
+                LoadTransport.SendObserver observer = measured
+                        ? (ioStart, started) -> lateness.transport(callStart, ioStart, started) : LoadTransport.SendObserver.NONE;
+                long gcBefore = SendLateness.gcMillis();
+                CompletableFuture<Integer> f;
+                try {
+                    f = transport.call(peer, len, oneWay ? 100 : len, observer);
+                } catch (RuntimeException e) {
+                    f = CompletableFuture.failedFuture(e);
+                }
+                previousStart = callStart;
+                previousReturn = System.nanoTime();
+                previousCallPause = TimeUnit.MILLISECONDS.toNanos(SendLateness.gcMillis() - gcBefore);
+                f.whenComplete((v, t) -> {
+                    if (!measured) {
+                        return;
+                    }
+                    long now = System.nanoTime();
+                    if (t == null) {
+                        rec.success(len, now - scheduled);
+                    } else {
+                        rec.failure(t);
+                    }
+                    inflight.decrementAndGet();
+                });
+            }
         }
+        steal.stop();
         long drainUntil = end + drn.toNanos();
         while (inflight.get() > 0 && System.nanoTime() < drainUntil) {
             LockSupport.parkNanos(1_000_000L);
@@ -423,6 +446,7 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
             settings.put("tcpConnectionsPerServer", tcpConnections);
         }
         settings.put("seed", seed);
+        settings.put("generatorScheduling", scheduling);
 
         Map<String, Object> summary = new LinkedHashMap<>();
         summary.put("offeredCalls", offered);
@@ -440,6 +464,7 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
         summary.put("failureKinds", rec.failureKinds());
         summary.put("clientStartLagMs", startLagNanos / 1e6);
         summary.putAll(lateness.json());
+        summary.putAll(steal.json());
         summary.put("validCpu", SendLateness.valid(lateness.cpuLateFraction()));
         List<Object> buckets = rec.bucketsJson();
         @SuppressWarnings("unchecked")

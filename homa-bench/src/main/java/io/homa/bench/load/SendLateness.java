@@ -51,6 +51,27 @@ final class SendLateness {
     private final AtomicLong maxLagNanos = new AtomicLong();
     private final AtomicLong maxCpuNanos = new AtomicLong();
     private final AtomicLong maxHeldNanos = new AtomicLong();
+    // Why the CPU-late sends were late (the generator's thread only: plain fields).
+    private long lateWaitingForCpu;
+    private long lateInGc;
+    private long lateWokenLate;
+    private long lateInBacklog;
+    private long lateRunQueueNanos;
+    private long lateGcNanos;
+    private long lateWokenLateNanos;
+    private boolean unknownRunQueue;
+    /** The cause of the last send that woke late: the sends of the backlog after it share it. */
+    private Cause lastCause = Cause.WOKEN_LATE;
+
+    /** Why a send left more than 1 ms late for want of CPU, by the largest part of its lag. */
+    enum Cause {
+        /** Runnable, the generator's thread waited on a run queue: the other threads had the cores. */
+        WAITING_FOR_CPU,
+        /** The JVM was stopped for a garbage collection. */
+        GC,
+        /** Neither: the thread's timer fired late, or the JVM held it (a safepoint), or the VM's vCPU was not running. */
+        WOKEN_LATE
+    }
 
     /**
      * One measured send, seen by the generator: it was due at {@code scheduled} and the generator
@@ -79,6 +100,44 @@ final class SendLateness {
         }
         maxLagNanos.accumulateAndGet(lag, Math::max);
         maxCpuNanos.accumulateAndGet(cpu, Math::max);
+    }
+
+    /**
+     * Why one measured send left late, from the generator thread's account of the wait before it:
+     * {@code parked} when the generator waited for its time (else it was behind and sent at once,
+     * late for the same reason as the send before it), {@code runQueueNanos} the time its thread
+     * spent runnable on a run queue in that wait (-1 unknown), {@code gcNanos} the GC's pauses in it.
+     * Only sends more than 1 ms late (counted by {@link #generator}) are attributed.
+     */
+    void cause(long scheduled, long callStart, boolean parked, long runQueueNanos, long gcNanos) {
+        long lag = callStart - scheduled;
+        if (lag <= LATE_NANOS) {
+            return;
+        }
+        if (!parked) {
+            lateInBacklog++;
+            count(lastCause);
+            return;
+        }
+        if (runQueueNanos < 0) {
+            unknownRunQueue = true;
+        }
+        long rq = Math.min(lag, Math.max(0, runQueueNanos));
+        long gc = Math.min(lag - rq, Math.max(0, gcNanos));
+        long rest = lag - rq - gc;
+        lateRunQueueNanos += rq;
+        lateGcNanos += gc;
+        lateWokenLateNanos += rest;
+        lastCause = rq >= gc && rq >= rest ? Cause.WAITING_FOR_CPU : gc >= rest ? Cause.GC : Cause.WOKEN_LATE;
+        count(lastCause);
+    }
+
+    private void count(Cause c) {
+        switch (c) {
+            case WAITING_FOR_CPU -> lateWaitingForCpu++;
+            case GC -> lateInGc++;
+            case WOKEN_LATE -> lateWokenLate++;
+        }
     }
 
     /**
@@ -138,6 +197,15 @@ final class SendLateness {
         m.put("maxSendLagUs", maxLagNanos.get() / 1000.0);
         m.put("maxCpuLagUs", maxCpuNanos.get() / 1000.0);
         m.put("maxHeldByTransportUs", maxHeldNanos.get() / 1000.0);
+        // Sends more than 1 ms late (any part), by the largest part of the wait before them.
+        m.put("lateCauseKnown", !unknownRunQueue);
+        m.put("lateWaitingForCpu", lateWaitingForCpu);
+        m.put("lateInGc", lateInGc);
+        m.put("lateWokenLate", lateWokenLate);
+        m.put("lateInBacklogOfThese", lateInBacklog);
+        m.put("lateRunQueueMs", lateRunQueueNanos / 1e6);
+        m.put("lateGcMs", lateGcNanos / 1e6);
+        m.put("lateWokenLateMs", lateWokenLateNanos / 1e6);
         return m;
     }
 }

@@ -108,4 +108,46 @@ class SendLatenessTest {
         assertFalse(SendLateness.valid(l.cpuLateFraction()));
         assertTrue(SendLateness.valid(SendLateness.CPU_LATE_LIMIT), "the limit itself is still valid");
     }
+
+    @Test
+    void lateSends_areAttributedToTheLargestPartOfTheirWait() {
+        SendLateness l = new SendLateness();
+        // 5 ms late: 4 ms of it runnable on a run queue
+        l.cause(100 * MS, 105 * MS, true, 4 * MS, 0);
+        // 5 ms late: a 3 ms GC pause, 0.5 ms on a run queue
+        l.cause(200 * MS, 205 * MS, true, MS / 2, 3 * MS);
+        // 5 ms late and neither: the thread woke late (its timer, a safepoint, the VM paused)
+        l.cause(300 * MS, 305 * MS, true, 0, 0);
+        // sent at once after it, late for the same reason
+        l.cause(301 * MS, 305 * MS + 10_000, false, -1, 0);
+        // on time (under 1 ms late): not attributed
+        l.cause(400 * MS, 400 * MS + 500_000, true, 400_000, 0);
+        Map<String, Object> j = l.json();
+        assertEquals(1L, j.get("lateWaitingForCpu"));
+        assertEquals(1L, j.get("lateInGc"));
+        assertEquals(2L, j.get("lateWokenLate"));
+        assertEquals(1L, j.get("lateInBacklogOfThese"));
+        assertEquals(4.5, (double) j.get("lateRunQueueMs"), 1e-9);
+        assertEquals(3.0, (double) j.get("lateGcMs"), 1e-9);
+        assertEquals(1.0 + 1.5 + 5.0, (double) j.get("lateWokenLateMs"), 1e-9);
+        assertEquals(true, j.get("lateCauseKnown"));
+    }
+
+    @Test
+    void unknownRunQueueTime_isSaid() {
+        SendLateness l = new SendLateness();
+        l.cause(100 * MS, 105 * MS, true, -1, 0);
+        assertEquals(false, l.json().get("lateCauseKnown"));
+        assertEquals(1L, l.json().get("lateWokenLate"));
+    }
+
+    @Test
+    void theSchedulerAccount_ofThisThread_grows() {
+        try (ThreadSchedStat s = ThreadSchedStat.ofCurrentThread()) {
+            long first = s.runQueueNanos();
+            org.junit.jupiter.api.Assumptions.assumeTrue(first >= 0,
+                    "no /proc/thread-self/schedstat here (not Linux, or no schedstats): nothing to read");
+            assertTrue(s.runQueueNanos() >= first, "a re-read gives the thread's account again, never less");
+        }
+    }
 }
