@@ -244,16 +244,17 @@ public final class CompareCommand implements Callable<Integer> {
         }
 
         ScenarioRunner runner = new ScenarioRunner(mode, callTimeout, backgroundGbit);
-        // The budget is sized from the plan: every run at its caps, the warm-ups, and room for the
-        // repetitions the steady-state rule runs again; never less than the mode's own budget.
+        // The budget is sized from the plan: every run at its caps, the warm-ups, and room for
+        // setup; never less than the mode's own budget. Repetitions the steady-state rule runs
+        // again add their own time to it (below).
         long nominal = 0;
         for (Planned p : plan) {
             nominal += runner.nominalDuration(p.scenario()).toNanos();
         }
         long warmups = mode.jitWarmup().toNanos() * chosen.stream().map(Transport::warmUpGroup).distinct().count();
         long budget = Math.max(mode.budget().toNanos(), (long) ((nominal + warmups) * BUDGET_ROOM));
-        stderr.printf(Locale.ROOT, "compare: at most about %d s of runs and warm-ups planned (budget %d s; most runs"
-                + " end before their caps)%n", TimeUnit.NANOSECONDS.toSeconds(nominal + warmups),
+        stderr.printf(Locale.ROOT, "compare: at most about %d s of runs and warm-ups planned (budget %d s, plus the time of"
+                + " any repetition the JIT makes run again; most runs end before their caps)%n", TimeUnit.NANOSECONDS.toSeconds(nominal + warmups),
                 TimeUnit.NANOSECONDS.toSeconds(budget));
         long started = System.nanoTime();
         warmUp(runner, mode, chosen);
@@ -261,6 +262,7 @@ public final class CompareCommand implements Callable<Integer> {
         int width = String.valueOf(plan.size()).length();
         long budgetEnd = started + budget;
         int repeated = 0;
+        long againNanos = 0;
         for (int i = 0; i < plan.size(); i++) {
             Planned p = plan.get(i);
             // Budget guard: the remaining runs share what is left of the budget.
@@ -268,7 +270,9 @@ public final class CompareCommand implements Callable<Integer> {
             for (int j = i; j < plan.size(); j++) {
                 planned += runner.nominalDuration(plan.get(j).scenario()).toNanos();
             }
-            long left = budgetEnd - System.nanoTime();
+            // Repetitions run again by the steady-state rule extend the budget by their own time:
+            // the guard shrinks runs to fit the plan, never to pay for the rule's extra warm-up.
+            long left = budgetEnd + againNanos - System.nanoTime();
             double scale = planned <= 0 ? 1.0 : Math.max(0.1, Math.min(1.0, (double) left / planned));
             runner.setTimeScale(scale);
             stderr.printf(Locale.ROOT, "[%" + width + "d/%d] %-21s rep %d/%d  %-10s ", i + 1, plan.size(),
@@ -285,7 +289,9 @@ public final class CompareCommand implements Callable<Integer> {
                 repeated++;
                 stderr.printf(Locale.ROOT, "[%" + width + "d/%d] %-21s rep %d/%d  %-10s ", i + 1, plan.size(),
                         p.scenario().id(), p.rep() + 1, reps, p.transport().name());
+                long againStart = System.nanoTime();
                 r = runner.run(p.scenario(), p.transport(), p.rep());
+                againNanos += System.nanoTime() - againStart;
             }
             byKey.computeIfAbsent(p.transport().name() + "\n" + p.scenario().id(), k -> new ArrayList<>()).add(r);
             progress(r, scaled + (r.steady() ? "" : String.format(Locale.ROOT, "; UNSTEADY, not counted: the JIT took %.1f%% of it",

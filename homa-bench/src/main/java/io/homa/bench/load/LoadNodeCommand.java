@@ -349,8 +349,8 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
         AtomicLong inflight = new AtomicLong();
         log(String.format(Locale.ROOT, "client: %s mean %.0f B, %.3f Gbit/s = %.1f calls/s to %d servers, start in %d ms",
                 sizes, sizes.mean(), gbps, rate, peers.size(), TimeUnit.NANOSECONDS.toMillis(t0 - System.nanoTime())));
-        MachineSteal steal = new MachineSteal();
-        boolean stealStarted = false;
+        MachineCpuShares cpuShares = new MachineCpuShares();
+        boolean sharesStarted = false;
         long offered = 0;
         long offeredBytes = 0;
         long previousStart = 0;
@@ -378,9 +378,9 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
                 int len = sizes.sample(random);
                 InetSocketAddress peer = peers.get(random.nextInt(peers.size()));
                 boolean measured = next >= measureStart;
-                if (measured && !stealStarted) {
-                    steal.start();
-                    stealStarted = true;
+                if (measured && !sharesStarted) {
+                    cpuShares.start();
+                    sharesStarted = true;
                 }
                 long scheduled = next;
                 long callStart = System.nanoTime();
@@ -419,7 +419,7 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
                 });
             }
         }
-        steal.stop();
+        cpuShares.stop();
         long drainUntil = end + drn.toNanos();
         while (inflight.get() > 0 && System.nanoTime() < drainUntil) {
             LockSupport.parkNanos(1_000_000L);
@@ -464,7 +464,7 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
         summary.put("failureKinds", rec.failureKinds());
         summary.put("clientStartLagMs", startLagNanos / 1e6);
         summary.putAll(lateness.json());
-        summary.putAll(steal.json());
+        summary.putAll(cpuShares.json());
         summary.put("validCpu", SendLateness.valid(lateness.cpuLateFraction()));
         List<Object> buckets = rec.bucketsJson();
         @SuppressWarnings("unchecked")

@@ -176,10 +176,11 @@ public final class LoadReportCommand implements Callable<Integer> {
         static final List<String> SUMMED = List.of("offeredCalls", "offeredCallsPerS", "offeredGbps", "completedCalls",
                 "completedCallsPerS", "completedGbps", "offeredBytes", "completedBytes", "failures", "failed", "unfinished", "sendsLateOver1ms",
                 "sendsCpuLateOver1ms", "sendsInCallLateOver1ms", "sendsObservedInTransport", "sendsIoThreadLateOver1ms",
-                "sendsHeldByTransportOver1ms");
-        /** Summary values taken as the worst over the nodes. */
+                "sendsHeldByTransportOver1ms", "lateWaitingForCpu", "lateInGc", "lateWokenLate", "lateInBacklogOfThese",
+                "lateRunQueueMs", "lateGcMs", "lateWokenLateMs");
+        /** Summary values taken as the worst over the nodes (the machine's shares: the same machine, the largest read). */
         static final List<String> MAXED = List.of("maxSendLagUs", "maxCpuLagUs", "maxHeldByTransportUs", "cpuLateFraction",
-                "clientStartLagMs");
+                "clientStartLagMs", "machineSoftirqShare", "machineStealShare", "machineIdleShare");
 
         final List<Map<String, Object>> files = new ArrayList<>();
         final Histogram[] rtt = new Histogram[10];
@@ -359,6 +360,11 @@ public final class LoadReportCommand implements Callable<Integer> {
         return true;
     }
 
+    /** A share of the machine's time as a percentage, "n/a" when not recorded. */
+    private static String share(Object v) {
+        return v instanceof Number n ? String.format(Locale.ROOT, "%.1f%%", 100 * n.doubleValue()) : "n/a";
+    }
+
     static String fmt(double v) {
         if (!Double.isFinite(v)) {
             return "-";
@@ -420,6 +426,18 @@ public final class LoadReportCommand implements Callable<Integer> {
                     fmt(LoadRecorder.pct(m.slowdown[0], 50, LoadRecorder.SLOWDOWN_SCALE)), fmt(LoadRecorder.pct(m.slowdown[0], 99, LoadRecorder.SLOWDOWN_SCALE)),
                     fmt(LoadRecorder.pct(m.ownSlowdown[0], 50, LoadRecorder.SLOWDOWN_SCALE)), fmt(LoadRecorder.pct(m.ownSlowdown[0], 99, LoadRecorder.SLOWDOWN_SCALE)),
                     fmt(LoadRecorder.pct(m.rtt[0], 99, 1000)), v.isEmpty() ? "ok" : "**" + v + "**"));
+        }
+        for (Map.Entry<String, Merged> e : runs.entrySet()) {
+            Merged m = e.getValue();
+            if (m.sum("lateWaitingForCpu") + m.sum("lateInGc") + m.sum("lateWokenLate") > 0) {
+                sb.append(String.format(Locale.ROOT, "%n%s's sends more than 1 ms late, by the largest part of the wait before them"
+                                + " (SendLateness.cause): waiting on a run queue %d, in a GC pause %d, woken late (timer, safepoint or"
+                                + " the VM not running) %d; %d of them sent at once after such a stall. Machine over the interval:"
+                                + " softirq %s, steal %s, idle %s.%n",
+                        protocolName(e.getKey()), (long) m.sum("lateWaitingForCpu"), (long) m.sum("lateInGc"),
+                        (long) m.sum("lateWokenLate"), (long) m.sum("lateInBacklogOfThese"), share(m.maxes.get("machineSoftirqShare")),
+                        share(m.maxes.get("machineStealShare")), share(m.maxes.get("machineIdleShare"))));
+            }
         }
         for (Map.Entry<String, Merged> e : runs.entrySet()) {
             Merged m = e.getValue();

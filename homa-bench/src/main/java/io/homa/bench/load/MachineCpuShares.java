@@ -13,7 +13,7 @@ import java.util.Map;
  * thread), of steal (a virtual machine's vCPU not running) and of idle. Machine-wide, so every
  * node on one machine reports the same figures; absent (empty) where there is no /proc/stat.
  */
-final class MachineSteal {
+final class MachineCpuShares {
     // user nice system idle iowait irq softirq steal (USER_HZ ticks)
     private long[] start;
     private long[] end;
