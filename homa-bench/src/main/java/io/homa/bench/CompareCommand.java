@@ -294,7 +294,8 @@ public final class CompareCommand implements Callable<Integer> {
                 againNanos += System.nanoTime() - againStart;
             }
             byKey.computeIfAbsent(p.transport().name() + "\n" + p.scenario().id(), k -> new ArrayList<>()).add(r);
-            progress(r, scaled + (r.steady() ? "" : String.format(Locale.ROOT, "; UNSTEADY, not counted: the JIT took %.1f%% of it",
+            // Smoke runs apply no rule: their repetitions count whatever the JIT did.
+            progress(r, scaled + (r.steady() || mode == RunMode.SMOKE ? "" : String.format(Locale.ROOT, "; UNSTEADY, not counted: the JIT took %.1f%% of it",
                     100 * r.jitShare())));
         }
         machine.put("steady_state_rule", mode == RunMode.SMOKE ? "none (smoke mode)" : "a repetition counts when the JIT compiled for under "
