@@ -28,7 +28,7 @@ public final class TcpBlockingServer implements EchoServer {
             listener = new ServerSocket();
             listener.bind(new InetSocketAddress(NettyIo.HOST, 0), 128);
         } catch (IOException e) {
-            throw new UncheckedIOException("tcp-blocking: cannot listen on loopback", e);
+            throw new UncheckedIOException("tcp-blocking: cannot listen on " + NettyIo.HOST, e);
         }
         acceptor = new Thread(this::accept, "tcp-blocking-accept");
         acceptor.setDaemon(true);

@@ -22,7 +22,7 @@ public final class UdpSpinServer implements EchoServer {
             channel.configureBlocking(false);
             channel.bind(new InetSocketAddress(NettyIo.HOST, 0));
         } catch (IOException e) {
-            throw new UncheckedIOException("udp-spin: cannot bind on loopback", e);
+            throw new UncheckedIOException("udp-spin: cannot bind on " + NettyIo.HOST, e);
         }
         spinner = new Thread(this::spin, "udp-spin-server");
         spinner.setDaemon(true);

@@ -1,10 +1,7 @@
 package io.homa.bench;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * {@code compare --path veth}: two network namespaces of our own joined by one veth pair at a
@@ -35,9 +32,8 @@ final class VethPath implements AutoCloseable {
     /** Whether this process may create namespaces (it runs as root). */
     static boolean permitted() {
         try {
-            Process p = new ProcessBuilder("id", "-u").redirectErrorStream(true).start();
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-            return p.waitFor(10, TimeUnit.SECONDS) && out.equals("0");
+            SystemCommand id = SystemCommand.run("id", "-u");
+            return id.ok() && id.output().equals("0");
         } catch (IOException e) {
             return false;
         } catch (InterruptedException e) {
@@ -124,8 +120,7 @@ final class VethPath implements AutoCloseable {
     private void deleteNamespaces() {
         for (String ns : List.of(clientNs, serverNs)) {
             try {
-                new ProcessBuilder("ip", "netns", "del", ns).redirectErrorStream(true)
-                        .redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor(10, TimeUnit.SECONDS);
+                SystemCommand.run("ip", "netns", "del", ns); // fails when it is gone already: fine
             } catch (IOException e) {
                 // nothing to delete
             } catch (InterruptedException e) {
@@ -135,18 +130,17 @@ final class VethPath implements AutoCloseable {
     }
 
     private static void run(String... cmd) {
-        List<String> c = new ArrayList<>(List.of(cmd));
+        String c = String.join(" ", cmd);
         try {
-            Process p = new ProcessBuilder(c).redirectErrorStream(true).start();
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-            if (!p.waitFor(10, TimeUnit.SECONDS) || p.exitValue() != 0) {
-                throw new IllegalStateException("'" + String.join(" ", c) + "' failed: " + out);
+            SystemCommand r = SystemCommand.run(cmd);
+            if (!r.ok()) {
+                throw new IllegalStateException("'" + c + "' failed: " + r.output());
             }
         } catch (IOException e) {
-            throw new IllegalStateException("cannot run '" + String.join(" ", c) + "': " + e.getMessage(), e);
+            throw new IllegalStateException("cannot run '" + c + "': " + e.getMessage(), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted running '" + String.join(" ", c) + "'", e);
+            throw new IllegalStateException("interrupted running '" + c + "'", e);
         }
     }
 }

@@ -1,10 +1,10 @@
 package io.homa.bench.load;
 
+import io.homa.bench.SystemCommand;
+
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Puts the load generator's thread in the kernel's real-time class ({@code SCHED_FIFO}), so that
@@ -50,16 +50,9 @@ final class GeneratorScheduling {
     /** Runs a util-linux command; returns {@code done} or "normal (why it failed)". */
     private static String run(String done, String... command) {
         String tool = command[0];
-        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
         try {
-            Process p = pb.start();
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-            if (!p.waitFor(10, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                return "normal (" + tool + " did not finish)";
-            }
-            return p.exitValue() == 0 ? done
-                    : "normal (" + tool + " failed: " + (out.isEmpty() ? "exit " + p.exitValue() : out) + ")";
+            SystemCommand r = SystemCommand.run(command);
+            return r.ok() ? done : "normal (" + tool + " failed: " + (r.output().isEmpty() ? "exit " + r.exit() : r.output()) + ")";
         } catch (IOException e) {
             return "normal (no " + tool + ": " + e.getMessage() + ")";
         } catch (InterruptedException e) {
