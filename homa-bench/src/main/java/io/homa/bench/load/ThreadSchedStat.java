@@ -3,7 +3,6 @@ package io.homa.bench.load;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
@@ -44,9 +43,21 @@ final class ThreadSchedStat implements AutoCloseable {
             if (n <= 0) {
                 return -1;
             }
-            String[] f = new String(buf.array(), 0, n, StandardCharsets.US_ASCII).trim().split(" ");
-            return f.length >= 2 ? Long.parseLong(f[1]) : -1;
-        } catch (IOException | NumberFormatException e) {
+            // "sum_exec_runtime run_delay pcount": the second number, parsed in place (it is read
+            // twice per send, on the generator's thread: no String per read).
+            byte[] b = buf.array();
+            int i = 0;
+            while (i < n && b[i] != ' ') {
+                i++;
+            }
+            i++;
+            long v = 0;
+            int digits = 0;
+            for (; i < n && b[i] >= '0' && b[i] <= '9'; i++, digits++) {
+                v = v * 10 + (b[i] - '0');
+            }
+            return digits > 0 ? v : -1;
+        } catch (IOException e) {
             return -1;
         }
     }
