@@ -3,12 +3,12 @@
 --
 -- Load it with `tshark -X lua_script:tools/wireshark/homa.lua ...`, or copy it into Wireshark's
 -- personal Lua plugin folder (Help > About > Folders). It decodes the UDP ports of the preference
--- "homa.ports", and any other UDP datagram that starts with the magic "HM" and version 1.
+-- "homa.ports", and any other UDP datagram that starts with the magic "HM" and version 2.
 -- Every check of PacketDecoder is repeated here as expert info whose text ends in
 -- "[dropped: REASON]", REASON being the DropReason a homa-java receiver counts for the packet.
 
 local MAGIC = 0x484D
-local VERSION = 1
+local VERSION = 2
 local COMMON_HEADER = 12
 local DATA_HEADER = 40
 local FLAG_RETRANSMIT = 0x01
@@ -54,6 +54,7 @@ local f = {
     ack_id = ProtoField.uint64("homa.ack_id", "Piggy-backed ack id", base.DEC),
     ack_port = ProtoField.uint16("homa.ack_port", "Piggy-backed ack port", base.DEC),
     payload_length = ProtoField.uint32("homa.payload_length", "Payload length", base.DEC),
+    segment_length = ProtoField.uint16("homa.segment_length", "Segment length", base.DEC),
     payload = ProtoField.bytes("homa.payload", "Payload"),
     priority = ProtoField.uint8("homa.priority", "Priority", base.DEC),
     resend_length = ProtoField.int32("homa.resend_length", "Length (-1: all sent so far)", base.DEC),
@@ -93,7 +94,7 @@ local e = {
 homa.experts = e
 
 homa.prefs.ports = Pref.range("UDP ports", DEFAULT_PORTS,
-    "UDP ports always decoded as Homa (datagrams on other ports are still found by the heuristic: magic \"HM\", version 1)",
+    "UDP ports always decoded as Homa (datagrams on other ports are still found by the heuristic: magic \"HM\", version 2)",
     65535)
 homa.prefs.max_message_length = Pref.uint("Largest message length", DEFAULT_MAX_MESSAGE,
     "The receivers' maxMessageLength: longer messages, grants and resends beyond it are flagged")
@@ -169,7 +170,12 @@ local function dissect_data(tvb, tree, len)
     tree:add(f.reserved, tvb(27, 1))
     local ack_item = tree:add(f.ack_id, tvb(28, 8))
     tree:add(f.ack_port, tvb(36, 2))
-    tree:add(f.reserved, tvb(38, 2))
+    local segment = tvb(38, 2):uint()
+    local seg_item = tree:add(f.segment_length, tvb(38, 2))
+    if segment ~= len - DATA_HEADER then
+        problem(seg_item, e.bad_length, string.format("segment length %d, but %d payload bytes", segment,
+            len - DATA_HEADER), "BAD_LENGTH")
+    end
     local pl_item = tree:add(f.payload_length, payload):set_generated()
     if payload > 0 then
         tree:add(f.payload, tvb(DATA_HEADER, payload))
@@ -354,34 +360,34 @@ local function dissect_packet(tvb, root)
     return info, tree
 end
 
--- A GSO send reaches a capture taken on the sending host (loopback included) as one datagram
--- holding several DATA packets back to back, every one segment_size bytes but the last. The
--- segment size is not on the wire: it is where the same RPC's header recurs with the offset
--- advanced by exactly the payload before it.
-local function gso_segment_size(tvb, len)
-    if len < DATA_HEADER + 1 + COMMON_HEADER or tvb(3, 1):uint() ~= DATA then return nil end
-    local raw = tvb:raw(0, len)
-    local header = raw:sub(1, COMMON_HEADER)
-    local offset = tvb(20, 4):uint()
-    local message_length = tvb(12, 4):uint()
-    local from = DATA_HEADER + 2
-    while true do
-        local at = raw:find(header, from, true)
-        if at == nil then return nil end
-        local size = at - 1
-        if size + DATA_HEADER <= len and tvb(size + 20, 4):uint() == offset + size - DATA_HEADER
-                and tvb(size + 12, 4):uint() == message_length then
-            return size
-        end
-        from = at + 1
-    end
+-- A GSO send reaches a capture taken on the sending host (loopback and veth included) as one
+-- datagram holding several packets back to back, every one as long as the first but the last; so
+-- does a UDP GRO batch. The first packet's own length (DATA: header plus segment length) is the
+-- stride, as io.homa.core.wire.PacketDecoder.packetLength finds it; nil if it is the whole datagram.
+local function segment_size(tvb, len)
+    if len < COMMON_HEADER then return nil end
+    local t = tvb(3, 1):uint()
+    local size
+    if t == DATA then
+        if len < DATA_HEADER then return nil end
+        size = DATA_HEADER + tvb(38, 2):uint()
+    elseif t == GRANT then size = GRANT_LENGTH
+    elseif t == RESEND then size = RESEND_LENGTH
+    elseif t == RPC_UNKNOWN or t == BUSY or t == NEED_ACK or t == OVERLOADED then size = COMMON_HEADER
+    elseif t == CUTOFFS then size = CUTOFFS_LENGTH
+    elseif t == ACK then
+        if len < ACK_HEADER then return nil end
+        size = ACK_HEADER + tvb(12, 1):uint() * ACK_ENTRY
+    else return nil end
+    if size >= len then return nil end
+    return size
 end
 
 function homa.dissector(tvb, pinfo, root)
     local len = tvb:len()
     pinfo.cols.protocol = "Homa"
     local size = len >= COMMON_HEADER and tvb(0, 2):uint() == MAGIC and tvb(2, 1):uint() == VERSION
-        and gso_segment_size(tvb, len)
+        and segment_size(tvb, len)
     if not size then
         pinfo.cols.info = dissect_packet(tvb, root)
         return len

@@ -308,7 +308,7 @@ public final class HomaConfig {
      */
     public boolean zeroCopySend() { return protocol.sendPayloadByReference; }
 
-    /** Whether the kernel may coalesce received segments (UDP GRO) where supported (default false). */
+    /** Whether the kernel may coalesce received segments (UDP GRO) where supported (default true). */
     public boolean gro() { return gro; }
 
     /** Whether event loops spin instead of sleeping (lowest latency, one busy core per loop; default false). */
@@ -392,7 +392,7 @@ public final class HomaConfig {
         private int[] tosByLevel = LINUX_TOS.clone();
         private int receiveBatch = 32;
         private boolean gso = true;
-        private boolean gro;
+        private boolean gro = true;
         private boolean busyPoll;
         private boolean nativeTransport = true;
         private IoTransport ioTransport = IoTransport.AUTO;
@@ -620,7 +620,11 @@ public final class HomaConfig {
         /** UDP GSO for runs of equal-size segments, where the kernel supports it (default true). */
         public Builder gso(boolean v) { this.gso = v; return this; }
 
-        /** UDP GRO on receive, where the kernel supports it (epoll only, ignored elsewhere; default false). */
+        /**
+         * UDP GRO on receive, where the kernel supports it (epoll only, ignored elsewhere; default
+         * true): the kernel hands over up to 64 KB of one peer's segments as one datagram, which
+         * the engine walks segment by segment, and a read takes many such datagrams at once.
+         */
         public Builder gro(boolean v) { this.gro = v; return this; }
 
         /**

@@ -245,13 +245,14 @@ class WiresharkDissectorTest {
         bad.add(Map.entry(DropReason.TOO_SHORT, new byte[] {0x48, 0x4D, 1, 0x10, 0}));
         bad.add(Map.entry(DropReason.BAD_MAGIC, "XY not Homa!".getBytes(StandardCharsets.US_ASCII)));
         byte[] v2 = packet(b -> PacketEncoder.grant(b, 42, 1000, 3));
-        v2[WireFormat.OFF_VERSION] = 2;
+        v2[WireFormat.OFF_VERSION] = 1; // version 1 had no DATA segment length
         bad.add(Map.entry(DropReason.BAD_VERSION, v2));
         byte[] freeze = packet(b -> PacketEncoder.bare(b, PacketType.BUSY, 42));
         freeze[WireFormat.OFF_TYPE] = 0x16;
         bad.add(Map.entry(DropReason.UNKNOWN_TYPE, freeze));
         bad.add(Map.entry(DropReason.BAD_ID, packet(b -> PacketEncoder.bare(b, PacketType.BUSY, 1))));
-        bad.add(Map.entry(DropReason.BAD_LENGTH, Arrays.copyOf(packet(b -> PacketEncoder.grant(b, 42, 1000, 3)), 24)));
+        // (A GRANT with bytes after it would be a coalesced datagram of a GRANT and a short last segment.)
+        bad.add(Map.entry(DropReason.BAD_LENGTH, Arrays.copyOf(packet(b -> PacketEncoder.grant(b, 42, 1000, 3)), 18)));
         bad.add(Map.entry(DropReason.BAD_LENGTH, Arrays.copyOf(data(42, 100, 0, 0, 100), 30)));
         bad.add(Map.entry(DropReason.BAD_LENGTH, packet(b -> PacketEncoder.resend(b, 42, 0, -2, 3))));
         bad.add(Map.entry(DropReason.MESSAGE_TOO_LONG, data(42, maxMessageLength + 1, 1, 0, 1)));

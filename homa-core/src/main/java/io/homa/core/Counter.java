@@ -54,7 +54,9 @@ public enum Counter {
     /** RESEND, NEED_ACK or BUSY packets put off to a later tick: the timer's share of the link was spent. */
     TIMER_PACKETS_DEFERRED,
     /** Timer ticks run. */
-    TICKS;
+    TICKS,
+    /** Datagrams that held several packets back to back (UDP GRO coalesced them; each is counted as received too). */
+    COALESCED_DATAGRAMS;
 
     private static final Counter[] VALUES = values();
     private static final Counter[] RECEIVED = new Counter[PacketType.values().length];

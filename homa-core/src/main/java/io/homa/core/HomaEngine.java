@@ -50,6 +50,8 @@ public final class HomaEngine {
     private final StateQueries state;
     /** Where each datagram is decoded (reused: the receive path allocates nothing). */
     private final DecodedPacket decoded = new DecodedPacket();
+    /** Inside {@link #beginBatch()}: grants wait for {@link #endBatch()}. */
+    private boolean inBatch;
 
     /**
      * @param config the tunables
@@ -232,6 +234,9 @@ public final class HomaEngine {
             throw new IllegalArgumentException("transmit buffer has " + out.remaining()
                     + " bytes free, needs at least " + cfg.maxDatagram());
         }
+        if (inBatch) {
+            endBatch();
+        }
         return transmitOrder.poll(now, out);
     }
 
@@ -257,18 +262,59 @@ public final class HomaEngine {
 
     /**
      * A datagram arrived from {@code from}: the bytes between the buffer's position and limit
-     * (neither is changed). What the engine keeps it takes through its {@link PayloadMemory}: with
-     * {@link PayloadMemory#HEAP} a copy, so the buffer may be reused at once; a shell's memory may
-     * instead retain the datagram's buffer ({@link PayloadMemory#keep}).
+     * (neither is changed). It holds one packet, or several back to back as UDP GRO coalesces
+     * them (all as long as the first, but the last, which may be shorter): each packet is
+     * validated on its own, and a bad one is dropped and counted alone. A datagram whose first
+     * packet is not a Homa header of this version is one drop. What the engine keeps it takes
+     * through its {@link PayloadMemory}: with {@link PayloadMemory#HEAP} a copy, so the buffer may
+     * be reused at once; a shell's memory may instead retain the datagram's buffer
+     * ({@link PayloadMemory#keep}).
+     *
+     * <p>Grants are decided once for the datagram, after all its packets, or, inside
+     * {@link #beginBatch()}, once for the whole batch.
      */
     public void onDatagram(long now, InetSocketAddress from, ByteBuffer datagram) {
+        int base = datagram.position();
+        int length = datagram.remaining();
+        int stride = PacketDecoder.packetLength(datagram, base, length);
+        if (stride <= 0 || stride >= length) {
+            onPacket(now, from, datagram, base, length); // one packet (or a malformed datagram)
+        } else {
+            counters.bump(Counter.COALESCED_DATAGRAMS);
+            int end = base + length;
+            for (int at = base; at < end; at += stride) {
+                onPacket(now, from, datagram, at, Math.min(stride, end - at));
+            }
+        }
+        if (!inBatch) {
+            incoming.scheduleGrants();
+        }
+    }
+
+    /**
+     * Opens a batch: the datagrams given to {@link #onDatagram} until {@link #endBatch} (or the
+     * next {@link #pollTransmit}, which ends it too) share one grant decision, so that a read
+     * round of many segments of one message grants once. Optional; idempotent.
+     */
+    public void beginBatch() {
+        inBatch = true;
+    }
+
+    /** Ends a batch: the grants its datagrams allow are decided now (and go out by {@link #pollTransmit}). */
+    public void endBatch() {
+        inBatch = false;
+        incoming.scheduleGrants();
+    }
+
+    /** One packet: the {@code length} bytes at absolute index {@code at} of {@code datagram}. */
+    private void onPacket(long now, InetSocketAddress from, ByteBuffer datagram, int at, int length) {
         DecodedPacket p = decoded;
-        DropReason reason = PacketDecoder.decode(datagram, cfg.maxMessageLength, p);
+        DropReason reason = PacketDecoder.decode(datagram, at, length, cfg.maxMessageLength, p);
         if (reason != null) {
             counters.drop(reason);
             return;
         }
-        counters.add(Counter.BYTES_RECEIVED, datagram.remaining());
+        counters.add(Counter.BYTES_RECEIVED, length);
         counters.bump(Counter.received(p.type));
         switch (p.type) {
             case DATA -> {

@@ -26,6 +26,8 @@ final class IncomingData {
     private final EngineEvents events;
     private final int unscheduledLimit;
     private PayloadMemory memory = PayloadMemory.HEAP;
+    /** Data arrived since the grants were last decided: {@link #scheduleGrants} has work. */
+    private boolean grantsDue;
 
     IncomingData(EngineConfig cfg, EngineCounters counters, TickClock clock, RpcTable rpcs, MemoryLimits limits,
                  GrantScheduler grants, ControlPackets control, Priorities priorities, Acks acks,
@@ -260,7 +262,18 @@ final class IncomingData {
         } else if (in.granted < in.length) {
             grants.add(in);
         }
-        grants.schedule(control);
+        grantsDue = true;
+    }
+
+    /**
+     * Decides the grants that the data received since the last call allows: once per datagram,
+     * or once per batch of datagrams (one decision for a run of segments, not one per segment).
+     */
+    void scheduleGrants() {
+        if (grantsDue) {
+            grantsDue = false;
+            grants.schedule(control);
+        }
     }
 
     private void deliver(Rpc rpc) {

@@ -138,7 +138,7 @@ final class OutgoingData {
             }
             int at = out.position();
             PacketEncoder.dataHeader(out, at, m.rpc.id, m.length, Math.min(m.granted, m.length), pos,
-                    peer.cutoffVersion, retransmit, acks.piggyback(peer), 0);
+                    peer.cutoffVersion, retransmit, acks.piggyback(peer), 0, n);
             if (byReference) {
                 out.position(at + WireFormat.DATA_HEADER);
             } else {

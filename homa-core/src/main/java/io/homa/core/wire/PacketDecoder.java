@@ -28,11 +28,20 @@ public final class PacketDecoder {
      * @return {@code null} when the packet is valid, else why it must be dropped
      */
     public static DropReason decode(ByteBuffer buf, int maxMessageLength, DecodedPacket out) {
+        return decode(buf, buf.position(), buf.remaining(), maxMessageLength, out);
+    }
+
+    /**
+     * Decodes the {@code len} bytes of one packet at absolute index {@code base} of {@code buf}
+     * (one segment of a coalesced datagram, see {@link #packetLength}) into {@code out}. The
+     * buffer's position and limit are not read or changed.
+     *
+     * @return {@code null} when the packet is valid, else why it must be dropped
+     */
+    public static DropReason decode(ByteBuffer buf, int base, int len, int maxMessageLength, DecodedPacket out) {
         if (buf.order() != java.nio.ByteOrder.BIG_ENDIAN) {
             buf = buf.duplicate().order(java.nio.ByteOrder.BIG_ENDIAN); // rare: callers use network order
         }
-        final int base = buf.position();
-        final int len = buf.remaining();
         if (len < WireFormat.COMMON_HEADER) {
             return DropReason.TOO_SHORT;
         }
@@ -124,6 +133,37 @@ public final class PacketDecoder {
         }
     }
 
+    /**
+     * The length of the packet at absolute index {@code at}, as its own header says (DATA: header
+     * plus its segment length; the other types: their fixed length, ACK: by its count), or -1 if
+     * the {@code available} bytes there do not start with a Homa header of this version that says
+     * it. Nothing is trusted: {@link #decode} still checks the packet. This is how a receiver walks
+     * a datagram that UDP GRO coalesced from several segments: they are all as long as the first,
+     * but the last, which may be shorter.
+     */
+    public static int packetLength(ByteBuffer buf, int at, int available) {
+        if (available < WireFormat.COMMON_HEADER
+                || (buf.getShort(at + WireFormat.OFF_MAGIC) & 0xFFFF) != WireFormat.MAGIC
+                || (buf.get(at + WireFormat.OFF_VERSION) & 0xFF) != WireFormat.VERSION) {
+            return -1;
+        }
+        PacketType type = PacketType.fromCode(buf.get(at + WireFormat.OFF_TYPE) & 0xFF);
+        if (type == null) {
+            return -1;
+        }
+        return switch (type) {
+            case DATA -> available < WireFormat.DATA_HEADER ? -1
+                    : WireFormat.DATA_HEADER + (buf.getShort(at + WireFormat.DATA_OFF_SEGMENT_LENGTH) & 0xFFFF);
+            case GRANT -> WireFormat.GRANT_LENGTH;
+            case RESEND -> WireFormat.RESEND_LENGTH;
+            case RPC_UNKNOWN, BUSY, NEED_ACK, OVERLOADED -> WireFormat.BARE_LENGTH;
+            case CUTOFFS -> WireFormat.CUTOFFS_LENGTH;
+            case ACK -> available < WireFormat.ACK_OFF_ENTRIES ? -1
+                    : WireFormat.ACK_OFF_ENTRIES + (buf.get(at + WireFormat.ACK_OFF_COUNT) & 0xFF) * WireFormat.ACK_ENTRY;
+            default -> -1;
+        };
+    }
+
     private static DropReason decodeData(ByteBuffer buf, int base, int len, int maxMessageLength,
                                          DecodedPacket out) {
         if (len < WireFormat.DATA_HEADER) {
@@ -136,6 +176,9 @@ public final class PacketDecoder {
         long incoming = u32(buf, base + WireFormat.DATA_OFF_INCOMING);
         long offset = u32(buf, base + WireFormat.DATA_OFF_OFFSET);
         int segment = len - WireFormat.DATA_HEADER;
+        if ((buf.getShort(base + WireFormat.DATA_OFF_SEGMENT_LENGTH) & 0xFFFF) != segment) {
+            return DropReason.BAD_LENGTH; // the header disagrees with the bytes: truncated, or padded
+        }
         if (incoming > messageLength || offset + segment > messageLength) {
             return DropReason.BEYOND_MESSAGE;
         }

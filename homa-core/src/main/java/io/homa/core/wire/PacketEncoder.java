@@ -29,7 +29,7 @@ public final class PacketEncoder {
                            int cutoffVersion, boolean retransmit, long ackId, int ackPort,
                            ByteBuffer payload, int payloadIndex, int length) {
         int at = b.position();
-        dataHeader(b, at, senderId, messageLength, incoming, offset, cutoffVersion, retransmit, ackId, ackPort);
+        dataHeader(b, at, senderId, messageLength, incoming, offset, cutoffVersion, retransmit, ackId, ackPort, length);
         if (length > 0) {
             b.put(at + WireFormat.DATA_HEADER, payload, payloadIndex, length);
         }
@@ -37,9 +37,13 @@ public final class PacketEncoder {
         return WireFormat.DATA_HEADER + length;
     }
 
-    /** Writes only a DATA header at absolute index {@code at}; the position is not changed. */
+    /**
+     * Writes only a DATA header at absolute index {@code at}, for a segment of
+     * {@code segmentLength} payload bytes (0 to 65,495); the position is not changed.
+     */
     public static void dataHeader(ByteBuffer b, int at, long senderId, int messageLength, int incoming,
-                                  int offset, int cutoffVersion, boolean retransmit, long ackId, int ackPort) {
+                                  int offset, int cutoffVersion, boolean retransmit, long ackId, int ackPort,
+                                  int segmentLength) {
         common(b, at, PacketType.DATA, senderId);
         b.putInt(at + WireFormat.DATA_OFF_MESSAGE_LENGTH, messageLength);
         b.putInt(at + WireFormat.DATA_OFF_INCOMING, incoming);
@@ -49,7 +53,7 @@ public final class PacketEncoder {
         b.put(at + WireFormat.DATA_OFF_FLAGS + 1, (byte) 0);
         b.putLong(at + WireFormat.DATA_OFF_ACK_ID, ackId);
         b.putShort(at + WireFormat.DATA_OFF_ACK_PORT, (short) ackPort);
-        b.putShort(at + WireFormat.DATA_OFF_ACK_PORT + 2, (short) 0);
+        b.putShort(at + WireFormat.DATA_OFF_SEGMENT_LENGTH, (short) segmentLength);
     }
 
     public static int grant(ByteBuffer b, long senderId, int offset, int priority) {

@@ -12,8 +12,11 @@ public final class WireFormat {
 
     /** "HM": the first two bytes of every Homa packet. */
     public static final int MAGIC = 0x484D;
-    /** The wire version this implementation speaks. */
-    public static final int VERSION = 1;
+    /**
+     * The wire version this implementation speaks. Version 2 added the DATA segment length (which
+     * lets a receiver walk a datagram that UDP GRO coalesced from several segments).
+     */
+    public static final int VERSION = 2;
 
     // Common header: magic u16, version u8, type u8, sender_id u64.
     public static final int OFF_MAGIC = 0;
@@ -23,7 +26,7 @@ public final class WireFormat {
     public static final int COMMON_HEADER = 12;
 
     // DATA: message_length u32, incoming u32, offset u32, cutoff_version u16, flags u8,
-    // reserved u8, ack_id u64, ack_port u16, reserved u16, then the segment's payload.
+    // reserved u8, ack_id u64, ack_port u16, segment_length u16, then the segment's payload.
     public static final int DATA_OFF_MESSAGE_LENGTH = 12;
     public static final int DATA_OFF_INCOMING = 16;
     public static final int DATA_OFF_OFFSET = 20;
@@ -31,6 +34,12 @@ public final class WireFormat {
     public static final int DATA_OFF_FLAGS = 26;
     public static final int DATA_OFF_ACK_ID = 28;
     public static final int DATA_OFF_ACK_PORT = 36;
+    /**
+     * Payload bytes of this segment. A datagram may hold several packets back to back (UDP GRO
+     * coalesces segments of one flow, all as long as the first but the last, which may be
+     * shorter): each packet's own length is what lets the receiver find the next.
+     */
+    public static final int DATA_OFF_SEGMENT_LENGTH = 38;
     public static final int DATA_HEADER = 40;
     /** DATA flag: this segment is a retransmission answering a RESEND. */
     public static final int FLAG_RETRANSMIT = 0x01;

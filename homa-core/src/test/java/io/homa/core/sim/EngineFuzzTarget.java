@@ -210,9 +210,7 @@ final class EngineFuzzTarget {
     /** Sees every packet entering the switch: books hostile ids, checks what hostile peers hear, keeps honest packets. */
     private boolean watch(SimPacket p) {
         if (isHostile(p.source())) {
-            if (decode(p.bytes())) {
-                namedByHostile.add(scratch.senderId & ~1L);
-            }
+            bookNamed(p.bytes());
         } else if (isHostile(p.destination())) {
             assertTrue(decode(p.bytes()), "an engine sent an invalid packet");
             long id = scratch.senderId & ~1L;
@@ -233,6 +231,23 @@ final class EngineFuzzTarget {
             }
         }
         return true;
+    }
+
+    /**
+     * Books the id of every valid packet in a hostile datagram, walked as the engine walks it (a
+     * datagram may hold several packets back to back, as UDP GRO coalesces them).
+     */
+    private void bookNamed(byte[] bytes) {
+        ByteBuffer b = ByteBuffer.wrap(bytes);
+        int stride = PacketDecoder.packetLength(b, 0, bytes.length);
+        if (stride <= 0 || stride >= bytes.length) {
+            stride = bytes.length;
+        }
+        for (int at = 0; at < bytes.length; at += stride) {
+            if (PacketDecoder.decode(b, at, Math.min(stride, bytes.length - at), CFG.maxMessageLength, scratch) == null) {
+                namedByHostile.add(scratch.senderId & ~1L);
+            }
+        }
     }
 
     private boolean decode(byte[] bytes) {

@@ -181,14 +181,14 @@ class PacketDecoderTest {
     }
 
     @ParameterizedTest
-    @ValueSource(ints = {0, 2, 3, 0x7F, 0x80, 0xFF})
+    @ValueSource(ints = {0, 1, 3, 0x7F, 0x80, 0xFF})
     void decode_otherVersion_badVersion(int version) {
         assertEquals(DropReason.BAD_VERSION, decode(withByte(bare(PacketType.BUSY, 2), 2, version)));
     }
 
     @Test
     void decode_otherVersionAndUnknownType_versionCheckedFirst() {
-        byte[] p = withByte(withByte(bare(PacketType.BUSY, 2), 2, 2), 3, 0x16);
+        byte[] p = withByte(withByte(bare(PacketType.BUSY, 2), 2, 1), 3, 0x16);
         assertEquals(DropReason.BAD_VERSION, decode(p));
     }
 

@@ -180,7 +180,7 @@ class PacketEncoderTest {
         Arrays.fill(b.array(), (byte) 0x5A);
         PacketEncoder.data(b, 2, 10, 10, 0, 0, true, 4, 80, payload(10, 0), 0, 10);
         assertEquals(0, b.get(WireFormat.DATA_OFF_FLAGS + 1));
-        assertEquals(0, b.getShort(WireFormat.DATA_OFF_ACK_PORT + 2));
+        assertEquals(10, b.getShort(WireFormat.DATA_OFF_SEGMENT_LENGTH), "the segment's payload length");
     }
 
     @Test
@@ -189,7 +189,7 @@ class PacketEncoderTest {
         PacketEncoder.data(a, 12, 1000, 800, 400, 5, true, 6, 7, payload(100, 0), 0, 100);
         ByteBuffer h = ByteBuffer.allocate(200);
         h.position(17);
-        PacketEncoder.dataHeader(h, 50, 12, 1000, 800, 400, 5, true, 6, 7);
+        PacketEncoder.dataHeader(h, 50, 12, 1000, 800, 400, 5, true, 6, 7, 100);
         assertEquals(17, h.position());
         assertArrayEquals(Arrays.copyOfRange(a.array(), 0, WireFormat.DATA_HEADER),
                 Arrays.copyOfRange(h.array(), 50, 50 + WireFormat.DATA_HEADER));
@@ -203,9 +203,10 @@ class PacketEncoderTest {
         byte[] a = b.array();
         assertEquals(0x48, a[0]);
         assertEquals(0x4D, a[1]);
-        assertEquals(1, a[2]);
+        assertEquals(2, a[2]);
         assertEquals(0x10, a[3]);
         assertArrayEquals(new byte[]{1, 2, 3, 4, 5, 6, 7, 8}, Arrays.copyOfRange(a, 4, 12));
+        assertArrayEquals(new byte[]{0x00, 0x22}, Arrays.copyOfRange(a, 38, 40), "segment length");
         assertArrayEquals(new byte[]{0x00, 0x11, 0x22, 0x33}, Arrays.copyOfRange(a, 12, 16));
         assertArrayEquals(new byte[]{(byte) 0xAB, (byte) 0xCD}, Arrays.copyOfRange(a, 24, 26));
         assertArrayEquals(new byte[]{0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, (byte) 0x80},

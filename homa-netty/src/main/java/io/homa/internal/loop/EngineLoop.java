@@ -217,7 +217,10 @@ final class EngineLoop {
         if (closed) {
             return;
         }
-        readPending = true;
+        if (!readPending) {
+            readPending = true;
+            engine.beginBatch(); // one grant decision for the read round, made in drain()
+        }
         if (fallback != null) {
             fallback.heardFrom(from);
         }
@@ -278,6 +281,7 @@ final class EngineLoop {
         }
         draining = true;
         try {
+            engine.endBatch(); // the grants the read round's data allows
             // Netty runs scheduled tasks only between batches of other work, so a busy loop may
             // run the timer late: serve a passed deadline here too (an early call is harmless).
             long now = System.nanoTime();

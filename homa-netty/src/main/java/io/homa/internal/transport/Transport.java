@@ -58,7 +58,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * preference ({@code HomaConfig.ioTransport()}); a native transport the process cannot use falls
  * back to the other native one and then to NIO, in one log line with the causes (once per process)
  * ({@code -Dio.netty.transport.noNative=true} turns both native ones off). What io_uring lacks
- * here: UDP GRO (Netty's io_uring datagram channel does not split coalesced reads) and busy
+ * here: UDP GRO (not offered as a channel option by Netty's io_uring datagram channel) and busy
  * polling (its I/O handler takes no select strategy); those settings are then off.
  *
  * <p>All sockets of one Homa socket share one UDP port: the first binds as usual (so it never
@@ -149,10 +149,12 @@ public final class Transport {
         // 20 bytes longer: a slot holds those too.
         int datagram = Math.max(config.engine().maxDatagram(),
                 Math.min(MAX_UDP_PAYLOAD, config.mtu() - WireFormat.IPV4_UDP_OVERHEAD));
+        // With GRO a slot holds a whole coalesced datagram. Netty's recvmmsg path reads no
+        // control messages, so a coalesced datagram reaches the engine whole, segment size
+        // unknown: the engine walks it by each packet's own length (HomaEngine.onDatagram).
+        // That keeps GRO and many datagrams per system call together.
         this.receiveSlot = gro ? MAX_UDP_PAYLOAD : datagram;
-        // Netty splits a GRO read into its segments only on its single-datagram (recvmsg) path,
-        // so GRO and recvmmsg batching exclude each other.
-        this.receiveBatch = kind != Kind.NIO && !gro
+        this.receiveBatch = kind != Kind.NIO
                 ? Math.max(1, Math.min(config.receiveBatch(), MAX_READ_BUFFER / receiveSlot)) : 1;
     }
 

@@ -51,7 +51,7 @@ class ReceiveDrainTest {
     private DatagramPacket data(long id, int messageLength, int payload) {
         ByteBuf b = PooledByteBufAllocator.DEFAULT.directBuffer(WireFormat.DATA_HEADER + payload);
         ByteBuffer nio = b.internalNioBuffer(0, WireFormat.DATA_HEADER + payload);
-        PacketEncoder.dataHeader(nio, nio.position(), id, messageLength, messageLength, 0, 0, false, 0, 0);
+        PacketEncoder.dataHeader(nio, nio.position(), id, messageLength, messageLength, 0, 0, false, 0, 0, payload);
         b.writerIndex(WireFormat.DATA_HEADER + payload);
         return track(new DatagramPacket(b, PEER));
     }
@@ -199,7 +199,7 @@ class ReceiveDrainTest {
         ByteBuf b = PooledByteBufAllocator.DEFAULT.heapBuffer(WireFormat.DATA_HEADER);
         try {
             ByteBuffer nio = b.internalNioBuffer(0, WireFormat.DATA_HEADER);
-            PacketEncoder.dataHeader(nio, nio.position(), 7, 1_000_000, 0, 0, 0, false, 0, 0); // a pooled buffer's view starts at its offset
+            PacketEncoder.dataHeader(nio, nio.position(), 7, 1_000_000, 0, 0, 0, false, 0, 0, 0); // a pooled buffer's view starts at its offset
             b.writerIndex(WireFormat.DATA_HEADER);
             assertTrue(ReceiveDrain.isBulk(b, SHORT_LIMIT));
             assertFalse(ReceiveDrain.isBulk(b.slice(0, WireFormat.DATA_HEADER - 1), SHORT_LIMIT), "truncated header");

@@ -1,0 +1,267 @@
+package io.homa;
+
+import io.homa.GroBatches.Batch;
+import io.homa.GroBatches.Case;
+import io.netty.channel.epoll.EpollDatagramChannel;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * UDP GRO on real sockets (epoll, the default {@code gro(true)}): a GSO send of many segments
+ * reaches the receiving socket as one datagram, which the engine walks segment by segment. On
+ * loopback at {@code mtu(1500)}, and across a veth pair between two network namespaces (as root:
+ * CI is), hand-made batches check that one message, several messages and RPCs, a missing segment,
+ * a hostile segment in the middle and a truncated last segment each do what they must: every
+ * good segment is taken, a bad one is dropped and counted alone, and the follow-up completes the
+ * request. The leak detector (PARANOID, {@link LeakCheck}) checks every buffer is released.
+ */
+class GroReceiveTest {
+    private static final Duration WAIT = Duration.ofSeconds(20);
+    private static final String NAMESPACE = "homa-gro-" + ProcessHandle.current().pid();
+    private static final String LINK = "hg" + (ProcessHandle.current().pid() % 100_000);
+    private static final String HOST_IP = "10.211.0.1";
+    private static final String PEER_IP = "10.211.0.2";
+    private static boolean vethUp;
+
+    private static void assumeGso() {
+        assumeTrue(Loopback.expectedTransport().equals("epoll"), "UDP GRO is read on epoll only");
+        assumeTrue(EpollDatagramChannel.isSegmentedDatagramPacketSupported(), "this kernel has no UDP GSO");
+    }
+
+    @Test
+    void gsoSendOfAMegabyte_reachesTheGroSocketWhole() throws Exception {
+        assumeGso();
+        HomaConfig config = Loopback.config().mtu(1_500).build();
+        assertTrue(config.gro(), "GRO is on by default");
+        try (HomaSocket server = HomaSocket.open(config); HomaSocket client = HomaSocket.open(config)) {
+            server.serve(r -> r.reply(r.payload()));
+            byte[] request = new byte[1_000_000];
+            new Random(1).nextBytes(request);
+            byte[] reply = client.call(Loopback.addressOf(server), request).get(WAIT.toSeconds(), TimeUnit.SECONDS);
+            assertArrayEquals(request, reply);
+            for (HomaSocket s : new HomaSocket[]{server, client}) {
+                HomaMetrics m = s.metrics();
+                long datagrams = m.shell(HomaMetrics.Shell.DATAGRAMS_RECEIVED);
+                long data = m.packetsReceived("DATA");
+                assertTrue(m.counter("COALESCED_DATAGRAMS") > 0, "coalesced datagrams: " + m);
+                assertTrue(data > 2 * datagrams, data + " DATA packets arrived in " + datagrams + " datagrams: " + m);
+                assertEquals(0, m.droppedPackets(), m.toString());
+            }
+        }
+    }
+
+    @Test
+    void groOff_everySegmentIsADatagram() throws Exception {
+        assumeGso();
+        HomaConfig config = Loopback.config().mtu(1_500).gro(false).build();
+        try (HomaSocket server = HomaSocket.open(config); HomaSocket client = HomaSocket.open(config)) {
+            server.serve(r -> r.reply(r.payload()));
+            byte[] request = new byte[200_000];
+            assertArrayEquals(request, client.call(Loopback.addressOf(server), request).get(WAIT.toSeconds(), TimeUnit.SECONDS));
+            assertEquals(0, server.metrics().counter("COALESCED_DATAGRAMS"), server.metrics().toString());
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Case.class)
+    void batchOnLoopback(Case c) throws Exception {
+        assumeGso();
+        try (HomaSocket server = HomaSocket.open(Loopback.config().mtu(1_500).build());
+             GroBatches.Sender sender = new GroBatches.Sender(new InetSocketAddress(Loopback.HOST, 0))) {
+            Map<Long, byte[]> served = serve(server);
+            InetSocketAddress to = Loopback.addressOf(server);
+            Batch b = GroBatches.batch(c);
+            sender.sendBatch(b, to);
+            check(c, server, served, b, () -> sender.sendFollowUp(b, to));
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Case.class)
+    void batchAcrossAVethPair(Case c) throws Exception {
+        assumeGso();
+        assumeVeth();
+        try (HomaSocket server = HomaSocket.open(HomaConfig.builder()
+                .bindAddress(new InetSocketAddress(HOST_IP, 0)).mtu(1_500).build())) {
+            Map<Long, byte[]> served = serve(server);
+            Path log = Files.createTempFile("homa-gro", ".log");
+            Process child = startSender(c, server.localAddress().getPort(), log);
+            try {
+                BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+                Writer in = new OutputStreamWriter(child.getOutputStream(), StandardCharsets.UTF_8);
+                assertEquals("SENT", out.readLine(), () -> "the sender's log: " + read(log));
+                check(c, server, served, GroBatches.batch(c), () -> {
+                    try {
+                        in.write("next\n");
+                        in.flush();
+                    } catch (IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                });
+                assertEquals("DONE", out.readLine(), () -> "the sender's log: " + read(log));
+            } finally {
+                child.destroy();
+                if (!child.waitFor(10, TimeUnit.SECONDS)) {
+                    child.destroyForcibly();
+                }
+                Files.deleteIfExists(log);
+            }
+        }
+    }
+
+    /** Serves every request with an empty reply, recording its bytes by client RPC id. */
+    private static Map<Long, byte[]> serve(HomaSocket server) {
+        Map<Long, byte[]> served = new ConcurrentHashMap<>();
+        server.serve(r -> {
+            byte[] bytes = r.toByteArray();
+            served.put(idOf(bytes), bytes);
+            r.reply(new byte[0]);
+        });
+        return served;
+    }
+
+    /** What the batch must have done at the server, then the follow-up's completion. */
+    private static void check(Case c, HomaSocket server, Map<Long, byte[]> served, Batch b, Runnable followUp) {
+        int segments = segmentsOf(b);
+        HomaMetrics m0 = awaitData(server, c == Case.HOSTILE_SEGMENT || c == Case.TRUNCATED_LAST ? segments - 1 : segments);
+        assertTrue(m0.counter("COALESCED_DATAGRAMS") >= 1, "the batch arrived as one datagram: " + m0);
+        switch (c) {
+            case ONE_MESSAGE, SEVERAL_MESSAGES -> {
+                Loopback.await(WAIT, () -> served.size() == c.requests, () -> "served " + served.keySet());
+                assertEquals(0, server.metrics().droppedPackets(), server.metrics().toString());
+            }
+            case SEGMENT_MISSING -> assertEquals(0, m0.droppedPackets(), m0.toString());
+            case HOSTILE_SEGMENT -> assertEquals(1, m0.drops("BAD_FLAGS"), m0.toString());
+            case TRUNCATED_LAST -> assertEquals(1, m0.drops("BAD_LENGTH"), m0.toString());
+        }
+        if (b.followUp() != null) {
+            assertEquals(0, served.size(), "incomplete until the follow-up");
+            followUp.run();
+            Loopback.await(WAIT, () -> served.size() == c.requests, () -> "served " + served.keySet() + " " + server.metrics());
+        }
+        for (byte[] request : served.values()) {
+            long id = idOf(request);
+            assertArrayEquals(GroBatches.payload(id, request.length), request, "request " + id + " intact");
+        }
+    }
+
+    /** The request id whose payload this is (the ids of the cases are distinct in their first byte). */
+    private static long idOf(byte[] request) {
+        for (long id = 2; id < 64; id += 2) {
+            if (GroBatches.payloadByte(id, 0) == request[0] && GroBatches.payloadByte(id, 1) == request[1]) {
+                return id;
+            }
+        }
+        throw new AssertionError("no case's request starts with " + request[0]);
+    }
+
+    private static int segmentsOf(Batch b) {
+        return (b.segments().length + GroBatches.STRIDE - 1) / GroBatches.STRIDE;
+    }
+
+    private static HomaMetrics awaitData(HomaSocket server, int packets) {
+        Loopback.await(WAIT, () -> server.metrics().packetsReceived("DATA") >= packets,
+                () -> "expected " + packets + " DATA packets: " + server.metrics());
+        HomaMetrics m = server.metrics();
+        assertEquals(packets, m.packetsReceived("DATA"), m.toString());
+        return m;
+    }
+
+    // ------------------------------------------------------------------ the veth pair
+
+    /** Creates the namespace and the veth pair once (as root), or skips saying why. */
+    private static synchronized void assumeVeth() throws Exception {
+        if (vethUp) {
+            return;
+        }
+        assumeTrue(System.getProperty("os.name").startsWith("Linux"), "network namespaces are Linux only");
+        assumeTrue(run("id", "-u").trim().equals("0"), "needs root to create a network namespace and a veth pair");
+        assumeTrue(exec("sh", "-c", "command -v ip") == 0, "the ip command (iproute2) is not installed");
+        assumeTrue(exec("ip", "netns", "add", NAMESPACE) == 0, "cannot create network namespace " + NAMESPACE);
+        vethUp = true; // from here on, @AfterAll removes what exists
+        String peer = LINK + "b";
+        assertEquals(0, exec("ip", "link", "add", LINK + "a", "mtu", "1500", "type", "veth", "peer", "name", peer,
+                "mtu", "1500"), "cannot create a veth pair");
+        assertEquals(0, exec("ip", "link", "set", peer, "netns", NAMESPACE));
+        assertEquals(0, exec("ip", "addr", "add", HOST_IP + "/24", "dev", LINK + "a"));
+        assertEquals(0, exec("ip", "link", "set", LINK + "a", "up"));
+        assertEquals(0, exec("ip", "netns", "exec", NAMESPACE, "ip", "addr", "add", PEER_IP + "/24", "dev", peer));
+        assertEquals(0, exec("ip", "netns", "exec", NAMESPACE, "ip", "link", "set", peer, "up"));
+        assertEquals(0, exec("ip", "netns", "exec", NAMESPACE, "ip", "link", "set", "lo", "up"));
+    }
+
+    @AfterAll
+    static void removeVeth() throws Exception {
+        if (vethUp) {
+            exec("ip", "link", "del", LINK + "a"); // takes its peer along
+            exec("ip", "netns", "del", NAMESPACE);
+        }
+    }
+
+    /** The sender JVM in the namespace, on the test's own class path (and module path, flattened). */
+    private static Process startSender(Case c, int port, Path log) throws IOException {
+        String java = ProcessHandle.current().info().command().orElse("java");
+        List<String> path = new ArrayList<>();
+        String base = System.getProperty("basedir", System.getProperty("user.dir"));
+        path.add(Path.of(base, "target", "test-classes").toString());
+        path.add(Path.of(base, "target", "classes").toString());
+        for (String p : new String[]{System.getProperty("jdk.module.path"), System.getProperty("java.class.path")}) {
+            if (p != null && !p.isEmpty()) {
+                path.add(p);
+            }
+        }
+        List<String> cmd = List.of("ip", "netns", "exec", NAMESPACE, java, "-Xmx128m",
+                "-cp", String.join(File.pathSeparator, path), GroBatches.class.getName(),
+                c.name(), PEER_IP, HOST_IP, String.valueOf(port));
+        return new ProcessBuilder(cmd).redirectError(log.toFile()).start();
+    }
+
+    private static String read(Path log) {
+        try {
+            return Files.readString(log);
+        } catch (IOException e) {
+            return "(unreadable: " + e + ")";
+        }
+    }
+
+    private static int exec(String... cmd) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        if (!p.waitFor(30, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            return -1;
+        }
+        return p.exitValue();
+    }
+
+    private static String run(String... cmd) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        p.waitFor(30, TimeUnit.SECONDS);
+        return out;
+    }
+}
