@@ -1,6 +1,5 @@
 package io.homa.internal.transport;
 
-import io.homa.core.wire.WireFormat;
 import io.homa.internal.Failure;
 import io.homa.internal.ShellConfig;
 import io.netty.bootstrap.Bootstrap;
@@ -144,16 +143,16 @@ public final class Transport {
             case NIO -> false;
         };
         this.gro = epoll && config.gro();
-        // A socket bound to an IPv6 address sizes its own datagrams for the 48-byte IPv6/UDP
-        // header, but a dual-stack one also hears IPv4 peers, whose datagrams at the same MTU are
-        // 20 bytes longer: a slot holds those too.
-        int datagram = Math.max(config.engine().maxDatagram(),
-                Math.min(MAX_UDP_PAYLOAD, config.mtu() - WireFormat.IPV4_UDP_OVERHEAD));
-        // With GRO a slot holds a whole coalesced datagram. Netty's recvmmsg path reads no
-        // control messages, so a coalesced datagram reaches the engine whole, segment size
-        // unknown: the engine walks it by each packet's own length (HomaEngine.onDatagram).
-        // That keeps GRO and many datagrams per system call together.
-        this.receiveSlot = gro ? MAX_UDP_PAYLOAD : datagram;
+        // A slot holds the largest UDP datagram, whatever our own MTU: a peer with a larger MTU
+        // (a socket bound to 127.0.0.1 answering one bound to the wildcard, or an IPv4 peer of a
+        // dual-stack socket) sends longer datagrams, which a smaller slot would cut short. (Before
+        // DATA carried its segment length, a cut datagram passed for a short segment; now it is
+        // dropped as BAD_LENGTH, and its retransmission would be cut again.) With GRO a slot holds
+        // a whole coalesced datagram too. Netty's recvmmsg path reads no control messages, so a
+        // coalesced datagram reaches the engine whole, segment size unknown: the engine walks it
+        // by each packet's own length (HomaEngine.onDatagram). That keeps GRO and many datagrams
+        // per system call together.
+        this.receiveSlot = MAX_UDP_PAYLOAD;
         this.receiveBatch = kind != Kind.NIO
                 ? Math.max(1, Math.min(config.receiveBatch(), MAX_READ_BUFFER / receiveSlot)) : 1;
     }
