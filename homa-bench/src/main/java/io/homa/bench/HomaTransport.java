@@ -25,7 +25,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * The MTU follows the interface (65,535 on loopback, as HomaConfig does by default); the system
  * property {@code homa.bench.mtu} (e.g. 1500) overrides it, {@code homa.bench.maxIncoming} sets the
  * receiver's grant budget, {@code homa.bench.receiveBatch} the datagrams per receive batch;
- * {@code homa.bench.busyPoll=true} makes the event loops spin.
+ * {@code homa.bench.busyPoll=true} makes the event loops spin; {@code homa.bench.maxNicQueueMicros},
+ * {@code homa.bench.grantBatchSegments} and {@code homa.bench.pacer=false} set the pacer's queue,
+ * the grant batch and the pacer itself (for experiments; with {@code --path veth} pass them in
+ * {@code JAVA_TOOL_OPTIONS}, which the JVMs in the namespaces inherit).
  * Variants: {@link #on} one named Netty transport (io_uring, epoll, NIO), {@link #twoLoops()} two
  * engines per socket. {@link #withMicrometer()} (compare's {@code --micrometer}) attaches a
  * {@link HomaMetricsBinder} to every socket, so that a run measures its overhead (its timers record
@@ -91,6 +94,18 @@ public final class HomaTransport implements Transport {
         Integer receiveBatch = Integer.getInteger("homa.bench.receiveBatch");
         if (receiveBatch != null) {
             b.receiveBatch(receiveBatch);
+        }
+        Integer nicQueueMicros = Integer.getInteger("homa.bench.maxNicQueueMicros");
+        if (nicQueueMicros != null) {
+            b.maxNicQueue(java.time.Duration.ofNanos(nicQueueMicros * 1000L));
+        }
+        Integer grantBatch = Integer.getInteger("homa.bench.grantBatchSegments");
+        if (grantBatch != null) {
+            b.grantBatchSegments(grantBatch);
+        }
+        String pacer = System.getProperty("homa.bench.pacer");
+        if (pacer != null) {
+            b.pacerEnabled(Boolean.parseBoolean(pacer));
         }
         if (Boolean.getBoolean("homa.bench.busyPoll")) {
             b.busyPoll(true);
