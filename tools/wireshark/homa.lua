@@ -172,10 +172,6 @@ local function dissect_data(tvb, tree, len)
     tree:add(f.ack_port, tvb(36, 2))
     local segment = tvb(38, 2):uint()
     local seg_item = tree:add(f.segment_length, tvb(38, 2))
-    if segment ~= len - DATA_HEADER then
-        problem(seg_item, e.bad_length, string.format("segment length %d, but %d payload bytes", segment,
-            len - DATA_HEADER), "BAD_LENGTH")
-    end
     local pl_item = tree:add(f.payload_length, payload):set_generated()
     if payload > 0 then
         tree:add(f.payload, tvb(DATA_HEADER, payload))
@@ -188,6 +184,10 @@ local function dissect_data(tvb, tree, len)
     if message_length > max_message() then
         problem(ml_item, e.too_long, string.format("message of %d bytes, above %d", message_length, max_message()),
             "MESSAGE_TOO_LONG")
+    end
+    if segment ~= len - DATA_HEADER then
+        problem(seg_item, e.bad_length, string.format("segment length %d, but %d payload bytes", segment,
+            len - DATA_HEADER), "BAD_LENGTH")
     end
     if incoming > message_length then
         problem(in_item, e.beyond, string.format("incoming %d beyond the %d-byte message", incoming, message_length),
@@ -403,7 +403,8 @@ function homa.dissector(tvb, pinfo, root)
     first_tree:add(f.gso_segment_size, size):set_generated()
     gso:add_proto_expert_info(e.gso, string.format("%d segments of %d bytes in one datagram", segments, size))
     local last_start = (segments - 1) * size
-    local last_offset = len - last_start >= DATA_HEADER and tostring(tvb(last_start + 20, 4):uint()) or "?"
+    local last_offset = len - last_start >= DATA_HEADER and tvb(last_start + 3, 1):uint() == DATA
+        and tostring(tvb(last_start + 20, 4):uint()) or "-"
     pinfo.cols.info = string.format("%s [GSO: %d segments, last off=%s]", first, segments, last_offset)
     return len
 end

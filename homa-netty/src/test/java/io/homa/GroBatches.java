@@ -136,9 +136,29 @@ final class GroBatches {
         private final Channel channel;
 
         Sender(InetSocketAddress bind) {
+            this(bind, p -> { });
+        }
+
+        /** A sender that shows every datagram it hears to {@code heard} (on its loop; released after). */
+        Sender(InetSocketAddress bind, java.util.function.Consumer<DatagramPacket> heard) {
             channel = new Bootstrap().group(group).channel(EpollDatagramChannel.class)
-                    .handler(new ChannelInboundHandlerAdapter()) // the tail releases what arrives
+                    .handler(new ChannelInboundHandlerAdapter() {
+                        @Override
+                        public void channelRead(io.netty.channel.ChannelHandlerContext ctx, Object msg) {
+                            try {
+                                if (msg instanceof DatagramPacket p) {
+                                    heard.accept(p);
+                                }
+                            } finally {
+                                io.netty.util.ReferenceCountUtil.release(msg);
+                            }
+                        }
+                    })
                     .bind(bind).syncUninterruptibly().channel();
+        }
+
+        InetSocketAddress localAddress() {
+            return (InetSocketAddress) channel.localAddress();
         }
 
         /** The batch as one GSO send of {@link #STRIDE}-byte segments. */

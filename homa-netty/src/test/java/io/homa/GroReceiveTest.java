@@ -134,6 +134,47 @@ class GroReceiveTest {
         }
     }
 
+    /**
+     * One coalesced datagram with the responses to two calls that two event loops started: the
+     * loop that reads it splits it, and each response reaches the engine that owns its RPC (the
+     * other loop's would otherwise answer RPC_UNKNOWN). The "server" is a raw epoll channel that
+     * learns the calls' ids from their requests and answers both in one GSO send.
+     */
+    @Test
+    void coalescedResponsesForRpcsOfTwoLoops_eachCompletes() throws Exception {
+        assumeGso();
+        java.util.concurrent.BlockingQueue<Long> ids = new java.util.concurrent.LinkedBlockingQueue<>();
+        try (GroBatches.Sender raw = new GroBatches.Sender(new InetSocketAddress(Loopback.HOST, 0), p -> {
+                 java.nio.ByteBuffer b = p.content().nioBuffer();
+                 if (b.remaining() >= io.homa.core.wire.WireFormat.DATA_HEADER
+                         && b.get(b.position() + io.homa.core.wire.WireFormat.OFF_TYPE) == 0x10) {
+                     ids.add(b.getLong(b.position() + io.homa.core.wire.WireFormat.OFF_SENDER_ID));
+                 }
+             });
+             HomaSocket client = HomaSocket.open(Loopback.config().mtu(1_500).eventLoops(2).build())) {
+            InetSocketAddress server = raw.localAddress();
+            var first = client.call(server, new byte[100]);
+            var second = client.call(server, new byte[100]);
+            long a = ids.poll(WAIT.toSeconds(), TimeUnit.SECONDS);
+            long b = ids.poll(WAIT.toSeconds(), TimeUnit.SECONDS);
+            while (b == a) { // a retransmitted request
+                b = ids.poll(WAIT.toSeconds(), TimeUnit.SECONDS);
+            }
+            assertTrue(io.homa.core.RpcIds.shard(a, 2) != io.homa.core.RpcIds.shard(b, 2),
+                    "the two calls run on the two loops: " + a + ", " + b);
+            byte[] both = new byte[2 * GroBatches.STRIDE];
+            System.arraycopy(GroBatches.segment(a ^ 1, GroBatches.SEGMENT, 0), 0, both, 0, GroBatches.STRIDE);
+            System.arraycopy(GroBatches.segment(b ^ 1, GroBatches.SEGMENT, 0), 0, both, GroBatches.STRIDE, GroBatches.STRIDE);
+            raw.sendBatch(new Batch(both, null), Loopback.addressOf(client));
+            byte[] one = first.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+            byte[] two = second.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+            long idOfFirst = one[0] == GroBatches.payloadByte(a ^ 1, 0) ? a : b;
+            assertArrayEquals(GroBatches.payload(idOfFirst ^ 1, GroBatches.SEGMENT), one);
+            assertArrayEquals(GroBatches.payload((idOfFirst == a ? b : a) ^ 1, GroBatches.SEGMENT), two);
+            assertEquals(0, client.metrics().drops("UNKNOWN_RPC"), client.metrics().toString());
+        }
+    }
+
     /** Serves every request with an empty reply, recording its bytes by client RPC id. */
     private static Map<Long, byte[]> serve(HomaSocket server) {
         Map<Long, byte[]> served = new ConcurrentHashMap<>();

@@ -50,6 +50,11 @@ public final class HomaEngine {
     private final StateQueries state;
     /** Where each datagram is decoded (reused: the receive path allocates nothing). */
     private final DecodedPacket decoded = new DecodedPacket();
+    /**
+     * Most packets one datagram may hold: a GSO send or a GRO batch has at most 128 segments
+     * (Linux's UDP_MAX_SEGMENTS), so one datagram never costs more than 128 packets' work.
+     */
+    static final int MAX_COALESCED_PACKETS = 128;
     /** Inside {@link #beginBatch()}: grants wait for {@link #endBatch()}. */
     private boolean inBatch;
 
@@ -265,8 +270,8 @@ public final class HomaEngine {
      * (neither is changed). It holds one packet, or several back to back as UDP GRO coalesces
      * them (all as long as the first, but the last, which may be shorter): each packet is
      * validated on its own, and a bad one is dropped and counted alone. A datagram whose first
-     * packet is not a Homa header of this version is one drop. What the engine keeps it takes
-     * through its {@link PayloadMemory}: with {@link PayloadMemory#HEAP} a copy, so the buffer may
+     * packet is not a Homa header of this version, or that would hold more than 128 packets, is
+     * one drop. What the engine keeps it takes through its {@link PayloadMemory}: with {@link PayloadMemory#HEAP} a copy, so the buffer may
      * be reused at once; a shell's memory may instead retain the datagram's buffer
      * ({@link PayloadMemory#keep}).
      *
@@ -274,11 +279,16 @@ public final class HomaEngine {
      * {@link #beginBatch()}, once for the whole batch.
      */
     public void onDatagram(long now, InetSocketAddress from, ByteBuffer datagram) {
+        if (datagram.order() != java.nio.ByteOrder.BIG_ENDIAN) {
+            datagram = datagram.duplicate().order(java.nio.ByteOrder.BIG_ENDIAN); // rare: shells use network order
+        }
         int base = datagram.position();
         int length = datagram.remaining();
         int stride = PacketDecoder.packetLength(datagram, base, length);
         if (stride <= 0 || stride >= length) {
             onPacket(now, from, datagram, base, length); // one packet (or a malformed datagram)
+        } else if ((length + stride - 1) / stride > MAX_COALESCED_PACKETS) {
+            counters.drop(DropReason.BAD_LENGTH); // no GSO send or GRO batch is that long
         } else {
             counters.bump(Counter.COALESCED_DATAGRAMS);
             int end = base + length;

@@ -178,4 +178,48 @@ class CoalescedDatagramTest {
         long grants = p.drain(p.b).stream().filter(q -> q.decoded().type == PacketType.GRANT).count();
         assertEquals(1, grants, "one decision for the batch");
     }
+
+    @Test
+    void moreThan128Packets_oneDrop() {
+        EnginePair p = new EnginePair(CFG);
+        ByteBuffer d = ByteBuffer.allocate(129 * WireFormat.BARE_LENGTH);
+        for (int i = 0; i < 129; i++) {
+            io.homa.core.wire.PacketEncoder.bare(d, PacketType.BUSY, 2 + 2L * i);
+        }
+        p.b.onDatagram(p.now, p.addrA, ByteBuffer.wrap(d.array()));
+        assertEquals(1, p.b.drops(DropReason.BAD_LENGTH));
+        assertEquals(0, p.b.counter(Counter.PACKETS_RECEIVED_BUSY));
+        assertEquals(0, p.b.counter(Counter.COALESCED_DATAGRAMS));
+    }
+
+    @Test
+    void runOfControlPackets_eachTaken() {
+        EnginePair p = new EnginePair(CFG);
+        ByteBuffer d = ByteBuffer.allocate(3 * WireFormat.GRANT_LENGTH);
+        for (int i = 0; i < 3; i++) {
+            io.homa.core.wire.PacketEncoder.grant(d, 2 + 2L * i, 10_000, 1);
+        }
+        p.b.onDatagram(p.now, p.addrA, ByteBuffer.wrap(d.array()));
+        assertEquals(3, p.b.counter(Counter.PACKETS_RECEIVED_GRANT), "three GRANTs at a stride of 20");
+        assertEquals(1, p.b.counter(Counter.COALESCED_DATAGRAMS));
+    }
+
+    @Test
+    void littleEndianBuffer_walkedAsNetworkOrder() {
+        EnginePair p = new EnginePair(CFG);
+        List<EnginePair.Packet> data = request(p, bytes(LENGTH));
+        p.b.onDatagram(p.now, p.addrA, ByteBuffer.wrap(concat(data)).order(java.nio.ByteOrder.LITTLE_ENDIAN));
+        assertEquals(data.size(), p.b.counter(Counter.PACKETS_RECEIVED_DATA));
+        assertEquals(0, p.b.counter(Counter.PACKETS_DROPPED));
+    }
+
+    @Test
+    void pollTransmitEndsAnOpenBatch() {
+        EnginePair p = new EnginePair(CFG);
+        List<EnginePair.Packet> data = request(p, bytes(1_000_000));
+        p.b.beginBatch();
+        p.b.onDatagram(p.now, p.addrA, ByteBuffer.wrap(concat(data)));
+        long grants = p.drain(p.b).stream().filter(q -> q.decoded().type == PacketType.GRANT).count();
+        assertEquals(1, grants, "the grants of a batch go out even if nobody ends it");
+    }
 }

@@ -39,7 +39,7 @@ public final class PacketEncoder {
 
     /**
      * Writes only a DATA header at absolute index {@code at}, for a segment of
-     * {@code segmentLength} payload bytes (0 to 65,495); the position is not changed.
+     * {@code segmentLength} payload bytes (0 to 65,467); the position is not changed.
      */
     public static void dataHeader(ByteBuffer b, int at, long senderId, int messageLength, int incoming,
                                   int offset, int cutoffVersion, boolean retransmit, long ackId, int ackPort,

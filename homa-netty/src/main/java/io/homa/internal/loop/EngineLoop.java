@@ -19,6 +19,7 @@ import io.homa.internal.udp.DatagramWriter;
 import io.homa.internal.udp.FaultInjector;
 import io.homa.internal.udp.NettyPayloadMemory;
 import io.homa.internal.udp.ReceiveDrain;
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -59,6 +60,8 @@ import java.util.concurrent.TimeUnit;
  */
 final class EngineLoop {
     private static final Logger log = LoggerFactory.getLogger(EngineLoop.class);
+    /** A coalesced datagram is split among loops only up to this many packets (the engine drops longer ones). */
+    private static final int MAX_SPLIT_PACKETS = 128;
 
     final EventLoop loop;
     /** The socket's loops together: the calls in flight, the TCP fallback, the handler. */
@@ -184,6 +187,12 @@ final class EngineLoop {
     private void onDatagram(DatagramPacket p) {
         ByteBuffer bytes = p.content().nioBuffer();
         if (siblings.length > 1) {
+            int stride = PacketDecoder.packetLength(bytes, bytes.position(), bytes.remaining());
+            if (stride > 0 && stride < bytes.remaining() && bytes.remaining() <= MAX_SPLIT_PACKETS * stride
+                    && !oneOwner(bytes, stride)) {
+                split(p, bytes, stride);
+                return;
+            }
             EngineLoop owner = owner(bytes);
             if (owner != this) {
                 owner.commands.submit(() -> owner.forwarded(p, bytes));
@@ -194,6 +203,36 @@ final class EngineLoop {
             receive(p, bytes);
         } finally {
             p.release(); // a message kept from it holds a retained slice
+        }
+    }
+
+    /** Whether every packet of a coalesced datagram belongs to the same loop as its first. */
+    private boolean oneOwner(ByteBuffer bytes, int stride) {
+        EngineLoop first = owner(bytes, bytes.position(), bytes.remaining());
+        for (int at = bytes.position() + stride; at < bytes.limit(); at += stride) {
+            if (owner(bytes, at, bytes.limit() - at) != first) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * A coalesced datagram whose packets belong to different loops (a NIC's GRO may merge one
+     * peer's responses to RPCs of two loops): each packet goes on as a datagram of its own, a
+     * retained slice, to its own loop. Without this a response segment would reach an engine that
+     * does not know its RPC, which answers RPC_UNKNOWN and makes the server drop the RPC.
+     */
+    private void split(DatagramPacket p, ByteBuffer bytes, int stride) {
+        try {
+            ByteBuf content = p.content();
+            for (int at = bytes.position(); at < bytes.limit(); at += stride) {
+                int length = Math.min(stride, bytes.limit() - at);
+                int index = content.readerIndex() + (at - bytes.position());
+                onDatagram(new DatagramPacket(content.retainedSlice(index, length), p.recipient(), p.sender()));
+            }
+        } finally {
+            p.release();
         }
     }
 
@@ -237,10 +276,15 @@ final class EngineLoop {
 
     /** The loop whose engine owns the RPC a datagram is about (ours unless it names our client RPC). */
     private EngineLoop owner(ByteBuffer bytes) {
-        if (bytes.remaining() < WireFormat.COMMON_HEADER) {
+        return owner(bytes, bytes.position(), bytes.remaining());
+    }
+
+    /** The loop whose engine owns the RPC of the packet at {@code at} ({@code available} bytes there). */
+    private EngineLoop owner(ByteBuffer bytes, int at, int available) {
+        if (available < WireFormat.COMMON_HEADER) {
             return this;
         }
-        long senderId = bytes.getLong(bytes.position() + WireFormat.OFF_SENDER_ID);
+        long senderId = bytes.getLong(at + WireFormat.OFF_SENDER_ID);
         if (RpcIds.isClientId(senderId)) {
             return this; // about a request: a server RPC, kept by the loop that reads that peer
         }
@@ -281,6 +325,7 @@ final class EngineLoop {
         }
         draining = true;
         try {
+            readPending = false; // this drain serves everything received so far
             engine.endBatch(); // the grants the read round's data allows
             // Netty runs scheduled tasks only between batches of other work, so a busy loop may
             // run the timer late: serve a passed deadline here too (an early call is harmless).
