@@ -4,7 +4,6 @@ import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
 import java.io.BufferedReader;
-import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
@@ -41,15 +40,15 @@ class BlockedPathTest {
     @Test
     void callsCrossABlockedPathOverTcpAndComeBackToHoma() throws Exception {
         assumeTrue(System.getProperty("os.name").startsWith("Linux"), "network namespaces are Linux only");
-        assumeTrue(run("id", "-u").trim().equals("0"), "needs root to create a network namespace");
-        assumeTrue(onPath("ip"), "the ip command (iproute2) is not installed");
-        assumeTrue(onPath("nft"), "nft (nftables) is not installed (.ci/run installs it as root)");
-        assumeTrue(exec("ip", "netns", "add", NAMESPACE) == 0, "cannot create network namespace " + NAMESPACE);
+        assumeTrue(SystemCommands.run("id", "-u").trim().equals("0"), "needs root to create a network namespace");
+        assumeTrue(SystemCommands.onPath("ip"), "the ip command (iproute2) is not installed");
+        assumeTrue(SystemCommands.onPath("nft"), "nft (nftables) is not installed (.ci/run installs it as root)");
+        assumeTrue(SystemCommands.exec("ip", "netns", "add", NAMESPACE) == 0, "cannot create network namespace " + NAMESPACE);
         Process child = null;
         Path log = Files.createTempFile("homa-blocked-path", ".log");
         try {
-            assertEquals(0, exec("ip", "netns", "exec", NAMESPACE, "ip", "link", "set", "lo", "up"));
-            assumeTrue(exec("ip", "netns", "exec", NAMESPACE, "nft", "add", "table", "inet", TABLE) == 0,
+            assertEquals(0, SystemCommands.exec("ip", "netns", "exec", NAMESPACE, "ip", "link", "set", "lo", "up"));
+            assumeTrue(SystemCommands.exec("ip", "netns", "exec", NAMESPACE, "nft", "add", "table", "inet", TABLE) == 0,
                     "nftables does not work in the namespace (no nf_tables in this kernel?)");
             child = startScenario(log);
             BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
@@ -103,25 +102,15 @@ class BlockedPathTest {
                     child.destroyForcibly();
                 }
             }
-            exec("ip", "netns", "del", NAMESPACE);
+            SystemCommands.exec("ip", "netns", "del", NAMESPACE);
             Files.deleteIfExists(log);
         }
     }
 
     /** The child JVM in the namespace, on the test's own class path (and module path, flattened). */
     private static Process startScenario(Path log) throws IOException {
-        String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> path = new ArrayList<>();
-        String base = System.getProperty("basedir", System.getProperty("user.dir"));
-        path.add(Path.of(base, "target", "test-classes").toString());
-        path.add(Path.of(base, "target", "classes").toString());
-        for (String p : new String[]{System.getProperty("jdk.module.path"), System.getProperty("java.class.path")}) {
-            if (p != null && !p.isEmpty()) {
-                path.add(p);
-            }
-        }
-        List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", NAMESPACE, java, "-Xmx256m",
-                "-cp", String.join(File.pathSeparator, path)));
+        List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", NAMESPACE, SystemCommands.java(), "-Xmx256m",
+                "-cp", SystemCommands.testClassPath()));
         String noNative = System.getProperty("io.netty.transport.noNative");
         if (noNative != null) {
             cmd.add("-Dio.netty.transport.noNative=" + noNative);
@@ -153,26 +142,9 @@ class BlockedPathTest {
     private static int nft(String... args) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", NAMESPACE, "nft"));
         cmd.addAll(List.of(args));
-        return exec(cmd.toArray(new String[0]));
+        return SystemCommands.exec(cmd.toArray(new String[0]));
     }
 
-    private static boolean onPath(String command) throws IOException, InterruptedException {
-        return exec("sh", "-c", "command -v " + command) == 0;
-    }
 
-    private static int exec(String... cmd) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-        if (!p.waitFor(30, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            return -1;
-        }
-        return p.exitValue();
-    }
 
-    private static String run(String... cmd) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        p.waitFor(30, TimeUnit.SECONDS);
-        return out;
-    }
 }

@@ -9,7 +9,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import java.io.BufferedReader;
-import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
@@ -241,43 +240,33 @@ class GroReceiveTest {
             return;
         }
         assumeTrue(System.getProperty("os.name").startsWith("Linux"), "network namespaces are Linux only");
-        assumeTrue(run("id", "-u").trim().equals("0"), "needs root to create a network namespace and a veth pair");
-        assumeTrue(exec("sh", "-c", "command -v ip") == 0, "the ip command (iproute2) is not installed");
-        assumeTrue(exec("ip", "netns", "add", NAMESPACE) == 0, "cannot create network namespace " + NAMESPACE);
+        assumeTrue(SystemCommands.run("id", "-u").trim().equals("0"), "needs root to create a network namespace and a veth pair");
+        assumeTrue(SystemCommands.onPath("ip"), "the ip command (iproute2) is not installed");
+        assumeTrue(SystemCommands.exec("ip", "netns", "add", NAMESPACE) == 0, "cannot create network namespace " + NAMESPACE);
         vethUp = true; // from here on, @AfterAll removes what exists
         String peer = LINK + "b";
-        assertEquals(0, exec("ip", "link", "add", LINK + "a", "mtu", "1500", "type", "veth", "peer", "name", peer,
+        assertEquals(0, SystemCommands.exec("ip", "link", "add", LINK + "a", "mtu", "1500", "type", "veth", "peer", "name", peer,
                 "mtu", "1500"), "cannot create a veth pair");
-        assertEquals(0, exec("ip", "link", "set", peer, "netns", NAMESPACE));
-        assertEquals(0, exec("ip", "addr", "add", HOST_IP + "/24", "dev", LINK + "a"));
-        assertEquals(0, exec("ip", "link", "set", LINK + "a", "up"));
-        assertEquals(0, exec("ip", "netns", "exec", NAMESPACE, "ip", "addr", "add", PEER_IP + "/24", "dev", peer));
-        assertEquals(0, exec("ip", "netns", "exec", NAMESPACE, "ip", "link", "set", peer, "up"));
-        assertEquals(0, exec("ip", "netns", "exec", NAMESPACE, "ip", "link", "set", "lo", "up"));
+        assertEquals(0, SystemCommands.exec("ip", "link", "set", peer, "netns", NAMESPACE));
+        assertEquals(0, SystemCommands.exec("ip", "addr", "add", HOST_IP + "/24", "dev", LINK + "a"));
+        assertEquals(0, SystemCommands.exec("ip", "link", "set", LINK + "a", "up"));
+        assertEquals(0, SystemCommands.exec("ip", "netns", "exec", NAMESPACE, "ip", "addr", "add", PEER_IP + "/24", "dev", peer));
+        assertEquals(0, SystemCommands.exec("ip", "netns", "exec", NAMESPACE, "ip", "link", "set", peer, "up"));
+        assertEquals(0, SystemCommands.exec("ip", "netns", "exec", NAMESPACE, "ip", "link", "set", "lo", "up"));
     }
 
     @AfterAll
     static void removeVeth() throws Exception {
         if (vethUp) {
-            exec("ip", "link", "del", LINK + "a"); // takes its peer along
-            exec("ip", "netns", "del", NAMESPACE);
+            SystemCommands.exec("ip", "link", "del", LINK + "a"); // takes its peer along
+            SystemCommands.exec("ip", "netns", "del", NAMESPACE);
         }
     }
 
     /** The sender JVM in the namespace, on the test's own class path (and module path, flattened). */
     private static Process startSender(Case c, int port, Path log) throws IOException {
-        String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> path = new ArrayList<>();
-        String base = System.getProperty("basedir", System.getProperty("user.dir"));
-        path.add(Path.of(base, "target", "test-classes").toString());
-        path.add(Path.of(base, "target", "classes").toString());
-        for (String p : new String[]{System.getProperty("jdk.module.path"), System.getProperty("java.class.path")}) {
-            if (p != null && !p.isEmpty()) {
-                path.add(p);
-            }
-        }
-        List<String> cmd = List.of("ip", "netns", "exec", NAMESPACE, java, "-Xmx128m",
-                "-cp", String.join(File.pathSeparator, path), GroBatches.class.getName(),
+        List<String> cmd = List.of("ip", "netns", "exec", NAMESPACE, SystemCommands.java(), "-Xmx128m",
+                "-cp", SystemCommands.testClassPath(), GroBatches.class.getName(),
                 c.name(), PEER_IP, HOST_IP, String.valueOf(port));
         return new ProcessBuilder(cmd).redirectError(log.toFile()).start();
     }
@@ -290,19 +279,5 @@ class GroReceiveTest {
         }
     }
 
-    private static int exec(String... cmd) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-        if (!p.waitFor(30, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            return -1;
-        }
-        return p.exitValue();
-    }
 
-    private static String run(String... cmd) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        p.waitFor(30, TimeUnit.SECONDS);
-        return out;
-    }
 }
