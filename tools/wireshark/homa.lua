@@ -27,13 +27,14 @@ local DEFAULT_MAX_MESSAGE = 64 * 1024 * 1024
 
 local DATA, GRANT, RESEND, RPC_UNKNOWN, BUSY, CUTOFFS, FREEZE, NEED_ACK, ACK =
     0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18
--- homa-java's own: a server refused a request unrun, its application being overloaded.
-local OVERLOADED = 0x1F
+-- homa-java's own: a server refused a request unrun, its application being overloaded; a
+-- client gave a call up (cancelled, or its deadline passed).
+local OVERLOADED, CANCEL = 0x1F, 0x1E
 
 local TYPE_NAMES = {
     [DATA] = "DATA", [GRANT] = "GRANT", [RESEND] = "RESEND", [RPC_UNKNOWN] = "RPC_UNKNOWN",
     [BUSY] = "BUSY", [CUTOFFS] = "CUTOFFS", [NEED_ACK] = "NEED_ACK", [ACK] = "ACK",
-    [OVERLOADED] = "OVERLOADED",
+    [OVERLOADED] = "OVERLOADED", [CANCEL] = "CANCEL",
 }
 
 local homa = Proto("homa", "Homa over UDP")
@@ -52,7 +53,7 @@ local f = {
     flags = ProtoField.uint8("homa.flags", "Flags", base.HEX),
     retransmit = ProtoField.bool("homa.flags.retransmit", "Retransmission", 8, nil, FLAG_RETRANSMIT),
     ack_id = ProtoField.uint64("homa.ack_id", "Piggy-backed ack id", base.DEC),
-    ack_port = ProtoField.uint16("homa.ack_port", "Piggy-backed ack port", base.DEC),
+    deadline = ProtoField.uint32("homa.deadline", "Deadline, ms left (0: none)", base.DEC),
     payload_length = ProtoField.uint32("homa.payload_length", "Payload length", base.DEC),
     segment_length = ProtoField.uint16("homa.segment_length", "Segment length", base.DEC),
     payload = ProtoField.bytes("homa.payload", "Payload"),
@@ -167,9 +168,10 @@ local function dissect_data(tvb, tree, len)
     tree:add(f.cutoff_version, tvb(24, 2))
     local flags_item = tree:add(f.flags, tvb(26, 1))
     flags_item:add(f.retransmit, tvb(26, 1))
-    tree:add(f.reserved, tvb(27, 1))
     local ack_item = tree:add(f.ack_id, tvb(28, 8))
-    tree:add(f.ack_port, tvb(36, 2))
+    -- 24 bits: the high byte at 27, the low 16 bits at 36 (a reserved byte and an unused ack port before)
+    local deadline = tvb(27, 1):uint() * 65536 + tvb(36, 2):uint()
+    tree:add(f.deadline, tvb(27, 1), deadline):append_text(" (high byte here, low 16 bits at offset 36)")
     local segment = tvb(38, 2):uint()
     local seg_item = tree:add(f.segment_length, tvb(38, 2))
     local pl_item = tree:add(f.payload_length, payload):set_generated()
@@ -373,7 +375,7 @@ local function segment_size(tvb, len)
         size = DATA_HEADER + tvb(38, 2):uint()
     elseif t == GRANT then size = GRANT_LENGTH
     elseif t == RESEND then size = RESEND_LENGTH
-    elseif t == RPC_UNKNOWN or t == BUSY or t == NEED_ACK or t == OVERLOADED then size = COMMON_HEADER
+    elseif t == RPC_UNKNOWN or t == BUSY or t == NEED_ACK or t == OVERLOADED or t == CANCEL then size = COMMON_HEADER
     elseif t == CUTOFFS then size = CUTOFFS_LENGTH
     elseif t == ACK then
         if len < ACK_HEADER then return nil end

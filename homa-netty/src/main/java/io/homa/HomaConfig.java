@@ -41,6 +41,16 @@ public final class HomaConfig {
      * refused at once and its caller fails with {@link HomaOverloadedException}.
      */
     public static final int DEFAULT_MAX_QUEUED_REQUESTS = 10_000;
+    /**
+     * The longest a request waits for a handler thread while the server is overloaded, at least:
+     * 5 ms (raised to the handlers' mean time). See {@link Builder#queueTarget}.
+     */
+    public static final Duration DEFAULT_QUEUE_TARGET = Duration.ofMillis(5);
+    /**
+     * How long the handler queue must stay non-empty before the server counts as overloaded, at
+     * least: 100 ms (raised to four times the handlers' mean time). See {@link Builder#queueInterval}.
+     */
+    public static final Duration DEFAULT_QUEUE_INTERVAL = Duration.ofMillis(100);
     /** Calls per server one engine runs at once by default (more wait in the socket, under their deadlines). */
     public static final int DEFAULT_MAX_CALLS_PER_SERVER = 1000;
     /**
@@ -118,6 +128,8 @@ public final class HomaConfig {
     private final int eventLoops;
     private final int maxCallsPerServer;
     private final int maxQueuedRequests;
+    private final Duration queueTarget;
+    private final Duration queueInterval;
     private final Executor executor;
     private final int executorThreads;
     private final boolean inlineExecution;
@@ -148,6 +160,8 @@ public final class HomaConfig {
         this.eventLoops = b.eventLoops;
         this.maxCallsPerServer = b.maxCallsPerServer;
         this.maxQueuedRequests = b.maxQueuedRequests;
+        this.queueTarget = b.queueTarget;
+        this.queueInterval = b.queueInterval;
         this.executor = b.executor;
         this.executorThreads = b.executorThreads;
         this.inlineExecution = b.inlineExecution;
@@ -198,6 +212,8 @@ public final class HomaConfig {
         b.eventLoops = eventLoops;
         b.maxCallsPerServer = maxCallsPerServer;
         b.maxQueuedRequests = maxQueuedRequests;
+        b.queueTarget = queueTarget;
+        b.queueInterval = queueInterval;
         b.executor = executor;
         b.executorThreads = executorThreads;
         b.inlineExecution = inlineExecution;
@@ -272,6 +288,12 @@ public final class HomaConfig {
      * {@link HomaOverloadedException}. Default {@link #DEFAULT_MAX_QUEUED_REQUESTS}.
      */
     public int maxQueuedRequests() { return maxQueuedRequests; }
+
+    /** The floor of the longest wait for a handler under overload (see {@link Builder#queueTarget}). */
+    public Duration queueTarget() { return queueTarget; }
+
+    /** The floor of how long the queue stays non-empty before it counts as overload (see {@link Builder#queueInterval}). */
+    public Duration queueInterval() { return queueInterval; }
 
     /** The executor for handlers and completions, or {@code null}: the socket makes its own pool. */
     public Executor executor() { return executor; }
@@ -364,7 +386,8 @@ public final class HomaConfig {
     public String toString() {
         return "HomaConfig{bind=" + bindAddress + ", " + protocol + ", deadline=" + defaultDeadline
                 + ", requestTimeout=" + requestTimeout + ", eventLoops=" + eventLoops
-                + ", maxCallsPerServer=" + maxCallsPerServer + ", inline=" + inlineExecution + ", prioritySockets=" + prioritySockets
+                + ", maxCallsPerServer=" + maxCallsPerServer + ", maxQueuedRequests=" + maxQueuedRequests
+                + ", queue(target=" + queueTarget + ", interval=" + queueInterval + ")" + ", inline=" + inlineExecution + ", prioritySockets=" + prioritySockets
                 + ", tos=" + Arrays.toString(tosByLevel) + ", receiveBatch=" + receiveBatch
                 + ", gso=" + gso + ", gro=" + gro + ", busyPoll=" + busyPoll + ", native=" + nativeTransport
                 + ", ioTransport=" + ioTransport
@@ -385,6 +408,8 @@ public final class HomaConfig {
         private int eventLoops = 1;
         private int maxCallsPerServer = DEFAULT_MAX_CALLS_PER_SERVER;
         private int maxQueuedRequests = DEFAULT_MAX_QUEUED_REQUESTS;
+        private Duration queueTarget = DEFAULT_QUEUE_TARGET;
+        private Duration queueInterval = DEFAULT_QUEUE_INTERVAL;
         private Executor executor;
         private int executorThreads = Math.max(2, Runtime.getRuntime().availableProcessors());
         private boolean inlineExecution;
@@ -584,6 +609,26 @@ public final class HomaConfig {
         public Builder maxQueuedRequests(int v) { this.maxQueuedRequests = v; return this; }
 
         /**
+         * The handler queue is managed by delay (controlled delay, as in Facebook's "Fail at
+         * Scale"): when it has not been empty for an interval ({@link #queueInterval}), the server
+         * is overloaded, and then requests are taken newest first (so callers who still wait are
+         * answered) and a request that has waited longer than this target is refused with
+         * OVERLOADED (its caller fails with {@link HomaOverloadedException} at once and may retry;
+         * the handler never runs for it). The value is a floor: the socket raises it to the mean
+         * time its handlers take, so that the queue of a slow handler is not mistaken for overload.
+         * Whatever the setting, no handler starts for a request whose caller's deadline (sent with
+         * the request) or {@link #requestTimeout} has passed. Default {@link #DEFAULT_QUEUE_TARGET}.
+         */
+        public Builder queueTarget(Duration v) { this.queueTarget = v; return this; }
+
+        /**
+         * How long the handler queue must stay non-empty before the server counts as overloaded
+         * (see {@link #queueTarget}); a floor, raised to four times the handlers' mean time.
+         * Default {@link #DEFAULT_QUEUE_INTERVAL}.
+         */
+        public Builder queueInterval(Duration v) { this.queueInterval = v; return this; }
+
+        /**
          * Where handlers run and call futures complete, instead of the socket's own pool. The
          * socket never shuts a given executor down. Ignored with {@link #inlineExecution(boolean)}.
          */
@@ -707,6 +752,8 @@ public final class HomaConfig {
                     "eventLoops must be a power of two in 1..64, was " + eventLoops);
             check(maxCallsPerServer >= 0, "maxCallsPerServer must be >= 0 (0: no limit), was " + maxCallsPerServer);
             check(maxQueuedRequests >= 1, "maxQueuedRequests must be >= 1, was " + maxQueuedRequests);
+            requirePositive(queueTarget, "queueTarget");
+            requirePositive(queueInterval, "queueInterval");
             check(ioTransport != null, "ioTransport must not be null (AUTO picks one)");
             check(executorThreads >= 1, "executorThreads must be >= 1, was " + executorThreads);
             check(tosByLevel != null && tosByLevel.length == WireFormat.PRIORITY_LEVELS,

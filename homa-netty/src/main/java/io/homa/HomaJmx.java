@@ -152,6 +152,9 @@ public final class HomaJmx {
             longs.put("OutgoingBytes", HomaMetrics::outgoingBytes);
             longs.put("IncomingBytes", HomaMetrics::incomingBytes);
             longs.put("Peers", HomaMetrics::peers);
+            longs.put("QueuedRequests", HomaMetrics::queuedRequests);
+            longs.put("QueueDelayP50Micros", m -> m.queueDelayMicros(0.5));
+            longs.put("QueueDelayP99Micros", m -> m.queueDelayMicros(0.99));
             List<MBeanAttributeInfo> attributes = new ArrayList<>();
             for (String a : longs.keySet()) {
                 attributes.add(new MBeanAttributeInfo(a, "long", a, true, false, false));

@@ -131,7 +131,21 @@ public final class HomaMetrics {
          * Payload bytes of DATA datagrams sent as slices of the caller's {@code ByteBuf}, not copied
          * ({@link HomaConfig#zeroCopySend()}). Retransmissions count again.
          */
-        SEND_PAYLOAD_BYTES_IN_PLACE
+        SEND_PAYLOAD_BYTES_IN_PLACE,
+        /**
+         * Requests dropped unrun because their deadline passed while they waited for a handler:
+         * the caller's (sent with the request) or else {@link HomaConfig#requestTimeout()}. Their
+         * callers had given up. They count in REQUESTS_SKIPPED too.
+         */
+        REQUESTS_EXPIRED,
+        /**
+         * Requests refused unrun under overload because they waited longer than the queue's
+         * target ({@link HomaConfig#queueTarget()}); their callers get
+         * {@link HomaOverloadedException} at once.
+         */
+        REQUESTS_SHED,
+        /** Requests whose client gave the call up (a CANCEL packet) before they were answered. */
+        REQUESTS_CANCELLED
     }
 
     private final long[] counters;
@@ -141,11 +155,15 @@ public final class HomaMetrics {
     private final int activeServerRpcs;
     private final long[] gauges;
     private final String transport;
+    private final long[] queueDelays;
+    private final int queuedRequests;
 
 
     HomaMetrics(long[] counters, long[] drops, long[] shell, int activeClientRpcs, int activeServerRpcs, long[] gauges,
-                String transport) {
+                String transport, long[] queueDelays, int queuedRequests) {
         this.transport = transport;
+        this.queueDelays = queueDelays;
+        this.queuedRequests = queuedRequests;
         this.counters = counters;
         this.drops = drops;
         this.shell = shell;
@@ -320,6 +338,50 @@ public final class HomaMetrics {
     /** Client RPCs that completed with a response plus server RPCs acknowledged by their client. */
     public long completedRpcs() {
         return count(Counter.CLIENT_RPCS_COMPLETED) + count(Counter.SERVER_RPCS_COMPLETED);
+    }
+
+    /** Requests waiting for a handler thread when the snapshot was taken (a gauge). */
+    public int queuedRequests() {
+        return queuedRequests;
+    }
+
+    /**
+     * How long requests waited for a handler thread, over the socket's life: element {@code i}
+     * counts the handlers that started after a wait of {@code [2^i, 2^(i+1))} microseconds
+     * (element 0 also counts shorter waits), 32 elements. A fresh copy. Requests refused or dropped
+     * unrun are not in it (see {@link Shell#REQUESTS_SHED}, {@link Shell#REQUESTS_EXPIRED}).
+     */
+    public long[] queueDelayHistogram() {
+        return queueDelays.clone();
+    }
+
+    /**
+     * The queue delay at {@code quantile} (0 to 1) of {@link #queueDelayHistogram()}, in
+     * microseconds: the upper end of the bucket it falls in (so within a factor of two above the
+     * true value), 0 if no handler has started.
+     *
+     * @throws HomaBadArgumentException if {@code quantile} is not in [0, 1]
+     */
+    public long queueDelayMicros(double quantile) {
+        if (!(quantile >= 0 && quantile <= 1)) {
+            throw new HomaBadArgumentException("quantile must be in [0, 1], was " + quantile);
+        }
+        long total = 0;
+        for (long n : queueDelays) {
+            total += n;
+        }
+        if (total == 0) {
+            return 0;
+        }
+        long rank = Math.max(1, (long) Math.ceil(quantile * total));
+        long seen = 0;
+        for (int i = 0; i < queueDelays.length; i++) {
+            seen += queueDelays[i];
+            if (seen >= rank) {
+                return 1L << (i + 1);
+            }
+        }
+        return 1L << queueDelays.length;
     }
 
     /** Invalid datagrams dropped, all reasons. */

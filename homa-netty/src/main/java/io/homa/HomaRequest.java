@@ -3,6 +3,7 @@ package io.homa;
 import io.netty.buffer.ByteBuf;
 
 import java.net.InetSocketAddress;
+import java.time.Duration;
 
 /**
  * One request delivered to a {@link HomaHandler}, and the way to answer it.
@@ -73,8 +74,31 @@ public interface HomaRequest {
     void reply(ByteBuf response);
 
     /**
+     * How long the caller will still wait for the response: until its deadline, which the client
+     * sends with the request (the {@code Duration} of its call, less the time spent on the way),
+     * or, for a client that sent none (an older peer, or a request over the TCP fallback), the
+     * server's {@link HomaConfig#requestTimeout()}; whichever comes first. {@link Duration#ZERO}
+     * once it has passed. A handler doing long work may check it and give up: once it is zero the
+     * request is dropped and a reply is discarded. No handler starts for a request whose time is up.
+     * Any thread. (Requests not made by a {@link HomaSocket} have no deadline: the default says
+     * the longest {@code Duration}.)
+     */
+    default Duration timeRemaining() {
+        return Duration.ofSeconds(Long.MAX_VALUE, 999_999_999);
+    }
+
+    /**
+     * The same deadline as a {@link System#nanoTime()} value, for code that schedules on it
+     * ({@link #timeRemaining()} is this minus {@code System.nanoTime()}, at least zero).
+     */
+    default long deadlineNanoTime() {
+        return System.nanoTime() + Long.MAX_VALUE / 2;
+    }
+
+    /**
      * Whether a reply can still be sent: false once replied, once the server dropped the request
-     * (handler failure or {@link HomaConfig#requestTimeout()}), or once the socket closed. A reply
+     * (handler failure, {@link HomaConfig#requestTimeout()} or the caller's deadline passed, or the
+     * caller cancelled the call), or once the socket closed. A reply
      * that is no longer possible is discarded silently (a dropped request's caller has failed).
      */
     boolean isOpen();

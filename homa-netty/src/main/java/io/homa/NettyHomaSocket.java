@@ -62,7 +62,7 @@ final class NettyHomaSocket implements HomaSocket, CallObserver {
             tos[level] = c.tos(level);
         }
         return new ShellConfig(c.engineConfig(), c.bindAddress(), c.eventLoops(), c.requestTimeout(),
-                c.maxCallsPerServer(), c.maxQueuedRequests(), c.executor(), c.executorThreads(), c.inlineExecution(),
+                c.maxCallsPerServer(), c.maxQueuedRequests(), c.queueTarget(), c.queueInterval(), c.executor(), c.executorThreads(), c.inlineExecution(),
                 c.prioritySockets(), tos, c.receiveBatch(), c.gso(), c.gro(), c.busyPoll(), c.nativeTransport(),
                 c.ioTransport().name(), c.receiveBufferBytes(), c.sendBufferBytes(), c.tcpFallback(),
                 c.probeInterval(), c.fallbackPeriod(), c.tcpConnectionsPerPeer(), c.tcpIdleTimeout(), c.faultSeed(),
@@ -183,7 +183,7 @@ final class NettyHomaSocket implements HomaSocket, CallObserver {
     public HomaMetrics metrics() {
         MetricsSnapshot m = shell.metrics();
         return new HomaMetrics(m.counters, m.drops, m.shell, m.activeClientRpcs, m.activeServerRpcs, m.gauges,
-                m.transport);
+                m.transport, m.queueDelays, m.queuedRequests);
     }
 
     @Override

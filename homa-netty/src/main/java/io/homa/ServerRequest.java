@@ -5,6 +5,7 @@ import io.homa.internal.Failure;
 import io.homa.internal.rpc.InboundRequest;
 
 import java.net.InetSocketAddress;
+import java.time.Duration;
 
 /**
  * The {@link HomaRequest} a handler receives: the shell's {@link InboundRequest}, whose public
@@ -14,6 +15,16 @@ import java.net.InetSocketAddress;
 final class ServerRequest extends InboundRequest implements HomaRequest {
     ServerRequest(Path path, long rpcId, InetSocketAddress peer, ReceivedMessage message, int maxLength) {
         super(path, rpcId, peer, message, maxLength);
+    }
+
+    @Override
+    public Duration timeRemaining() {
+        return Duration.ofNanos(remainingNanos());
+    }
+
+    @Override
+    public long deadlineNanoTime() {
+        return deadline;
     }
 
     @Override

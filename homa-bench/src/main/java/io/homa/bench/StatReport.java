@@ -28,8 +28,11 @@ final class StatReport {
             {"LOST_GRANTS_RECOVERED", "GRANT packets lost and recovered"},
             {"IO_ERRORS", "socket I/O errors (see the process log)"},
             {"CALLS_DEADLINE_EXPIRED", "calls failed by their deadline"},
-            {"CALLS_OVERLOADED", "calls refused by an overloaded server (its handler queue was full)"},
+            {"CALLS_OVERLOADED", "calls refused by an overloaded server (its handler queue was full or too slow)"},
             {"REQUESTS_OVERLOADED", "requests refused: the handlers are too far behind (maxQueuedRequests)"},
+            {"REQUESTS_SHED", "requests refused under overload: they waited past the queue's target (handlers too slow for the load)"},
+            {"REQUESTS_EXPIRED", "requests dropped unrun: their caller's deadline passed while they waited"},
+            {"REQUESTS_CANCELLED", "requests whose caller gave up (CANCEL) before the reply"},
             {"REQUESTS_DROPPED", "requests dropped: the handler threw, never replied in time, or none was set"},
             {"REQUESTS_SKIPPED", "requests whose handler never ran: their timeout passed in the queue (slow handlers)"},
             {"DATAGRAMS_DROPPED", "datagrams the shell dropped (stray overload notices, processing failures)"},
@@ -46,8 +49,11 @@ final class StatReport {
         sb.append(String.format(Locale.ROOT, "== %s: %.2f s ==%n", name, seconds));
         sb.append(String.format(Locale.ROOT, "calls      started %s/s  succeeded %s/s  failed %s/s%n",
                 r.rate("CALLS_STARTED"), r.rate("CALLS_SUCCEEDED"), r.rate("CALLS_FAILED")));
-        sb.append(String.format(Locale.ROOT, "requests   handled %s/s  replied %s/s%n",
-                r.rate("REQUESTS_HANDLED"), r.rate("REQUESTS_REPLIED")));
+        sb.append(String.format(Locale.ROOT, "requests   handled %s/s  replied %s/s  shed %s/s  expired %s/s  cancelled %s/s"
+                        + "  | queued %d, waited p50 %d us p99 %d us (since start)%n",
+                r.rate("REQUESTS_HANDLED"), r.rate("REQUESTS_REPLIED"), r.rate("REQUESTS_SHED"),
+                r.rate("REQUESTS_EXPIRED"), r.rate("REQUESTS_CANCELLED"), r.now("QueuedRequests"),
+                r.now("QueueDelayP50Micros"), r.now("QueueDelayP99Micros")));
         sb.append(String.format(Locale.ROOT, "rpcs       client started %s/s completed %s/s failed %s/s | server started %s/s completed %s/s%n",
                 r.rate("CLIENT_RPCS_STARTED"), r.rate("CLIENT_RPCS_COMPLETED"), r.rate("CLIENT_RPCS_FAILED"),
                 r.rate("SERVER_RPCS_STARTED"), r.rate("SERVER_RPCS_COMPLETED")));

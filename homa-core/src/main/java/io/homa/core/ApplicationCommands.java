@@ -1,5 +1,6 @@
 package io.homa.core;
 
+import io.homa.core.wire.DropReason;
 import io.homa.core.wire.PacketType;
 
 import java.net.InetSocketAddress;
@@ -20,9 +21,10 @@ final class ApplicationCommands {
     private final MemoryLimits limits;
     private final OutgoingData outgoing;
     private final ControlPackets control;
+    private final EngineEvents events;
 
     ApplicationCommands(EngineConfig cfg, EngineCounters counters, TickClock clock, RpcTable rpcs,
-                        MemoryLimits limits, OutgoingData outgoing, ControlPackets control) {
+                        MemoryLimits limits, OutgoingData outgoing, ControlPackets control, EngineEvents events) {
         this.cfg = cfg;
         this.counters = counters;
         this.clock = clock;
@@ -30,10 +32,12 @@ final class ApplicationCommands {
         this.limits = limits;
         this.outgoing = outgoing;
         this.control = control;
+        this.events = events;
     }
 
     /** Starts a client RPC sending {@code first}, or {@code parts} ({@code first} their first) if not null. */
-    long startRequest(long now, InetSocketAddress server, ByteBuffer first, ByteBuffer[] parts, int length) {
+    long startRequest(long now, InetSocketAddress server, ByteBuffer first, ByteBuffer[] parts, int length,
+                      long deadline) {
         Objects.requireNonNull(server, "server");
         checkMessageLength("request", length);
         limits.checkOutgoingLength("request", length);
@@ -44,6 +48,7 @@ final class ApplicationCommands {
         limits.checkOutgoingRoom("request", length);
         Rpc rpc = rpcs.newClientRpc(server);
         rpc.startedAt = now;
+        rpc.deadline = deadline;
         outgoing.start(rpc, first, parts, length);
         counters.bump(Counter.CLIENT_RPCS_STARTED);
         clock.arm(now);
@@ -68,15 +73,41 @@ final class ApplicationCommands {
         return true;
     }
 
-    /** Ends a client RPC without an event; false if it is not live. */
+    /**
+     * Ends a client RPC without an event; false if it is not live. A server that may hold the
+     * request (some of it went out) is told with CANCEL, so that it drops it rather than run it
+     * for nobody: a server RPC waiting for its handler exchanges no packets, so nothing else would
+     * tell it. One small packet, never repeated: if it is lost, the server learns as before.
+     */
     boolean abort(long rpcId) {
         Rpc rpc = rpcs.clientRpc(rpcId);
         if (rpc == null) {
             return false;
         }
         counters.bump(Counter.CLIENT_RPCS_ABORTED);
+        if (rpc.out != null && (rpc.out.sent > 0 || rpc.out.zeroSent)) {
+            control.bare(rpc.peer.address, PacketType.CANCEL, rpc.id, Counter.PACKETS_SENT_CANCEL);
+        }
         rpcs.end(rpc);
         return true;
+    }
+
+    /** CANCEL from a client: its server RPC ends; the application hears of it if it holds the request. */
+    void onCancel(InetSocketAddress from, long senderId) {
+        Rpc rpc = rpcs.controlTarget(from, senderId);
+        if (rpc == null) {
+            counters.drop(rpcs.whyMissing(from, senderId));
+            return;
+        }
+        if (rpc.client) {
+            counters.drop(DropReason.WRONG_STATE); // only a client cancels
+            return;
+        }
+        counters.bump(Counter.SERVER_RPCS_CANCELLED);
+        if (rpc.state == Rpc.State.SERVER_PROCESSING) {
+            events.cancelled(rpc.clientId(), rpc.peer.address);
+        }
+        rpcs.end(rpc);
     }
 
     /** Ends a server RPC without telling its client; false if it is not live. */

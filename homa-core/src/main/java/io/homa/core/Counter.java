@@ -6,9 +6,10 @@ import io.homa.core.wire.PacketType;
 public enum Counter {
     PACKETS_SENT_DATA, PACKETS_SENT_GRANT, PACKETS_SENT_RESEND, PACKETS_SENT_RPC_UNKNOWN, PACKETS_SENT_BUSY,
     PACKETS_SENT_CUTOFFS, PACKETS_SENT_NEED_ACK, PACKETS_SENT_ACK, PACKETS_SENT_OVERLOADED,
+    PACKETS_SENT_CANCEL,
     PACKETS_RECEIVED_DATA, PACKETS_RECEIVED_GRANT, PACKETS_RECEIVED_RESEND, PACKETS_RECEIVED_RPC_UNKNOWN,
     PACKETS_RECEIVED_BUSY, PACKETS_RECEIVED_CUTOFFS, PACKETS_RECEIVED_NEED_ACK, PACKETS_RECEIVED_ACK,
-    PACKETS_RECEIVED_OVERLOADED,
+    PACKETS_RECEIVED_OVERLOADED, PACKETS_RECEIVED_CANCEL,
     /** Datagram bytes sent (Homa header included, IP/UDP not). */
     BYTES_SENT,
     /** Datagram bytes received and accepted by the decoder. */
@@ -29,6 +30,8 @@ public enum Counter {
     SERVER_RPCS_TIMED_OUT,
     /** Server RPCs dropped on RPC_UNKNOWN from their client, or given up or refused by the application. */
     SERVER_RPCS_ABANDONED,
+    /** Server RPCs freed because their client sent CANCEL (it gave the call up). */
+    SERVER_RPCS_CANCELLED,
     /** Client RPCs whose request restarted after RPC_UNKNOWN. */
     REQUEST_RESTARTS,
     /** Client RPCs failed with a timeout. */

@@ -15,7 +15,12 @@ public final class EngineEvent {
         /** The response to one of our requests arrived complete; the RPC is finished. */
         RESPONSE,
         /** One of our requests failed; the RPC is finished. */
-        FAILED
+        FAILED,
+        /**
+         * The client gave up a request delivered to us earlier (its CANCEL arrived): the server RPC
+         * is gone, a response to it is refused ({@link HomaEngine#respond} returns false).
+         */
+        CANCELLED
     }
 
     private Kind kind;
@@ -23,6 +28,7 @@ public final class EngineEvent {
     private InetSocketAddress peer;
     private ReceivedMessage message;
     private RpcError error;
+    private long deadline;
     /** Given back and waiting among the engine's spares. */
     boolean recycled;
 
@@ -35,6 +41,12 @@ public final class EngineEvent {
         this.peer = peer;
         this.message = message;
         this.error = error;
+        this.deadline = 0;
+        return this;
+    }
+
+    EngineEvent deadline(long deadline) {
+        this.deadline = deadline;
         return this;
     }
 
@@ -51,6 +63,13 @@ public final class EngineEvent {
 
     /** Why the RPC failed; {@code null} unless FAILED. */
     public RpcError error() { return error; }
+
+    /**
+     * REQUEST: when the client stops waiting, on the engine's clock (the {@code now} values it is
+     * given, ns): the time of the request's first packet plus the time left that the client sent
+     * in it. 0 when the client sent none (an older peer, or a call without a deadline).
+     */
+    public long deadline() { return deadline; }
 
     @Override
     public String toString() {

@@ -15,8 +15,12 @@ final class EngineEvents {
     private final ArrayDeque<EngineEvent> queue = new ArrayDeque<>();
     private final ArrayDeque<EngineEvent> spare = new ArrayDeque<>();
 
-    void request(long clientId, InetSocketAddress peer, ReceivedMessage m) {
-        queue.add(take().set(EngineEvent.Kind.REQUEST, clientId, peer, m, null));
+    void request(long clientId, InetSocketAddress peer, ReceivedMessage m, long deadline) {
+        queue.add(take().set(EngineEvent.Kind.REQUEST, clientId, peer, m, null).deadline(deadline));
+    }
+
+    void cancelled(long clientId, InetSocketAddress peer) {
+        queue.add(take().set(EngineEvent.Kind.CANCELLED, clientId, peer, null, null));
     }
 
     void response(long clientId, InetSocketAddress peer, ReceivedMessage m) {

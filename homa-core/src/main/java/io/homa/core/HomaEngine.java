@@ -80,7 +80,7 @@ public final class HomaEngine {
         this.outgoing = new OutgoingData(cfg, counters, rpcs, senders, pacer, priorities, acks, grants, control, limits);
         this.timer = new RpcTimer(cfg, counters, clock, rpcs, control, acks, priorities);
         this.strays = new StrayResponses(cfg, control);
-        this.commands = new ApplicationCommands(cfg, counters, clock, rpcs, limits, outgoing, control);
+        this.commands = new ApplicationCommands(cfg, counters, clock, rpcs, limits, outgoing, control, events);
         this.transmitOrder = new TransmitOrder(counters, control, senders, pacer, outgoing);
         this.state = new StateQueries(cfg, clock, rpcs, limits, grants, senders, control, events);
     }
@@ -128,8 +128,19 @@ public final class HomaEngine {
      *                              {@code maxOutgoingBytes} ({@code "maxOutgoingBytes"})
      */
     public long startRequest(long now, InetSocketAddress server, ByteBuffer request) {
+        return startRequest(now, server, request, 0);
+    }
+
+    /**
+     * {@link #startRequest(long, InetSocketAddress, ByteBuffer)} with a deadline: the time (on this
+     * engine's clock, like {@code now}) after which the caller no longer waits, or 0 for none. Every
+     * request DATA packet tells the server how long is left (whole milliseconds, up to about 4.7
+     * hours; see docs/wire-format.md), so that it does not start work nobody waits for. The engine
+     * itself does not end the RPC at the deadline: the caller does, with {@link #abort}.
+     */
+    public long startRequest(long now, InetSocketAddress server, ByteBuffer request, long deadline) {
         Objects.requireNonNull(request, "request");
-        return commands.startRequest(now, server, request, null, request.remaining());
+        return commands.startRequest(now, server, request, null, request.remaining(), deadline);
     }
 
     /**
@@ -140,9 +151,14 @@ public final class HomaEngine {
      * @param request at least one buffer; the array and the buffers are kept until the RPC ends
      */
     public long startRequestInParts(long now, InetSocketAddress server, ByteBuffer[] request) {
+        return startRequestInParts(now, server, request, 0);
+    }
+
+    /** {@link #startRequestInParts(long, InetSocketAddress, ByteBuffer[])} with a deadline, as in {@link #startRequest(long, InetSocketAddress, ByteBuffer, long)}. */
+    public long startRequestInParts(long now, InetSocketAddress server, ByteBuffer[] request, long deadline) {
         Objects.requireNonNull(request, "request");
         return commands.startRequest(now, server, request.length == 0 ? null : request[0], request,
-                OutgoingMessage.lengthOf(request));
+                OutgoingMessage.lengthOf(request), deadline);
     }
 
     /**
@@ -176,8 +192,10 @@ public final class HomaEngine {
     }
 
     /**
-     * Abandons a client RPC: frees its state, and no event follows. The server learns of it when it
-     * next asks (RPC_UNKNOWN or ACK).
+     * Abandons a client RPC: frees its state, and no event follows. If any of the request went out,
+     * the server is sent a CANCEL (once), on which it drops the RPC and, if its application holds
+     * the request, says so with a CANCELLED event; should that packet be lost, the server learns
+     * when it next asks (RPC_UNKNOWN).
      *
      * @return false if no such RPC is live
      */
@@ -344,6 +362,7 @@ public final class HomaEngine {
             case NEED_ACK -> acks.onNeedAck(from, p.senderId);
             case ACK -> acks.onAck(from, p);
             case OVERLOADED -> outgoing.onOverloaded(from, p);
+            case CANCEL -> commands.onCancel(from, p.senderId);
         }
     }
 

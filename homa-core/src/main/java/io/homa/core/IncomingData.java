@@ -72,6 +72,7 @@ final class IncomingData {
         boolean newMessage = in == null;
         if (rpc == null) {
             rpc = createServerRpc(now, from, p.senderId);
+            rpc.deadline = p.deadlineMillis == 0 ? 0 : now + p.deadlineMillis * 1_000_000L;
         }
         if (newMessage) {
             in = createMessage(rpc, p.messageLength, granted);
@@ -289,7 +290,7 @@ final class IncomingData {
             rpcs.end(rpc);
         } else {
             rpc.state = Rpc.State.SERVER_PROCESSING;
-            events.request(rpc.clientId(), rpc.peer.address, message);
+            events.request(rpc.clientId(), rpc.peer.address, message, rpc.deadline);
         }
     }
 }

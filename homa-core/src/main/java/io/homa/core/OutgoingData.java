@@ -123,6 +123,7 @@ final class OutgoingData {
             m.rpc.roundTripSpoiled = true;
         }
         Peer peer = m.rpc.peer;
+        int deadlineMillis = m.rpc.client ? timeLeftMillis(now, m.rpc.deadline) : 0;
         int first = Math.min(segment, end - pos);
         // By reference: only headers go into the buffer; the shell adds the payload in place.
         boolean byReference = inPlace && m.length >= MIN_IN_PLACE_LENGTH && m.direct();
@@ -138,7 +139,7 @@ final class OutgoingData {
             }
             int at = out.position();
             PacketEncoder.dataHeader(out, at, m.rpc.id, m.length, Math.min(m.granted, m.length), pos,
-                    peer.cutoffVersion, retransmit, acks.piggyback(peer), 0, n);
+                    peer.cutoffVersion, retransmit, acks.piggyback(peer), deadlineMillis, n);
             if (byReference) {
                 out.position(at + WireFormat.DATA_HEADER);
             } else {
@@ -255,6 +256,19 @@ final class OutgoingData {
             control.bare(from, PacketType.BUSY, rpc.id, Counter.PACKETS_SENT_BUSY);
         }
         senders.offer(out);
+    }
+
+    /**
+     * What a request's DATA says of its deadline: the whole milliseconds left (rounded down, so the
+     * server never thinks it has more time than the client gives), at least 1 while the RPC is
+     * live; 0 (none) for no deadline or one beyond what the field holds.
+     */
+    static int timeLeftMillis(long now, long deadline) {
+        if (deadline == 0) {
+            return 0;
+        }
+        long ms = (deadline - now) / 1_000_000L;
+        return ms > WireFormat.MAX_DEADLINE_MILLIS ? 0 : (int) Math.max(1, ms);
     }
 
     /** OVERLOADED: the server refused our request unrun; the RPC fails at once. */

@@ -53,6 +53,12 @@ final class Rpc {
     boolean timingRoundTrip;
     /** Client: part of the request was retransmitted, so its response measures nothing. */
     boolean roundTripSpoiled;
+    /**
+     * The request's deadline on this engine's clock (ns), or 0 for none. Client: as the application
+     * gave it, sent in every request DATA packet as the time left. Server: when the first packet
+     * of the request arrived plus the time left it carried.
+     */
+    long deadline;
     /** When the RPC started (the engine's clock, ns), for {@link HomaEngine#rpcs}. */
     long startedAt;
     /** Where the timer keeps it, and until when if asleep (see {@link TimerWheel}). */

@@ -111,6 +111,13 @@ public final class HomaMetricsBinder implements MeterBinder, AutoCloseable {
         gauge(registry, "homa.incoming.granted", tags, BaseUnits.BYTES,
                 "Bytes granted or unscheduled and not yet received", HomaMetrics::incomingBytes);
         gauge(registry, "homa.peers", tags, null, "Peers with state in the engines", HomaMetrics::peers);
+        gauge(registry, "homa.requests.queued", tags, null, "Requests waiting for a handler thread",
+                HomaMetrics::queuedRequests);
+        for (double q : new double[]{0.5, 0.99, 0.999}) {
+            gauge(registry, "homa.requests.queue.delay", tags.and("quantile", Double.toString(q)), "seconds",
+                    "How long requests waited for a handler thread (upper end of a power-of-two bucket), by quantile",
+                    m -> m.queueDelayMicros(q) / 1e6);
+        }
         bindTimers(registry);
     }
 

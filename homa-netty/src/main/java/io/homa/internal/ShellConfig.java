@@ -22,7 +22,8 @@ import java.util.concurrent.Executor;
  * @param failures            makes the exceptions that reach the application
  */
 public record ShellConfig(EngineConfig engine, InetSocketAddress bindAddress, int eventLoops, Duration requestTimeout,
-                          int maxCallsPerServer, int maxQueuedRequests, Executor executor, int executorThreads,
+                          int maxCallsPerServer, int maxQueuedRequests, Duration queueTarget, Duration queueInterval,
+                          Executor executor, int executorThreads,
                           boolean inlineExecution, boolean prioritySockets, int[] tosByLevel, int receiveBatch,
                           boolean gso, boolean gro, boolean busyPoll, boolean nativeTransport, String ioTransport,
                           int receiveBufferBytes, int sendBufferBytes, boolean tcpFallback, Duration probeInterval,

@@ -25,8 +25,11 @@ public final class DecodedPacket {
     public boolean retransmit;
     /** Piggy-backed ack: a client RPC id whose response is complete, or 0 for none. */
     public long ackId;
-    /** Piggy-backed ack: the server port it is for. */
-    public int ackPort;
+    /**
+     * A request's deadline: the milliseconds its client will still wait, as of sending this packet
+     * (0: none given). Responses carry 0.
+     */
+    public int deadlineMillis;
     /** Absolute index of the payload in the decoded buffer. */
     public int payloadOffset;
     /** Payload bytes in this segment. */

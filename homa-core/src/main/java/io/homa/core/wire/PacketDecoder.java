@@ -94,6 +94,7 @@ public final class PacketDecoder {
             case BUSY:
             case NEED_ACK:
             case OVERLOADED:
+            case CANCEL:
                 return len == WireFormat.BARE_LENGTH ? null : DropReason.BAD_LENGTH;
             case CUTOFFS:
                 if (len != WireFormat.CUTOFFS_LENGTH) {
@@ -156,7 +157,7 @@ public final class PacketDecoder {
                     : WireFormat.DATA_HEADER + (buf.getShort(at + WireFormat.DATA_OFF_SEGMENT_LENGTH) & 0xFFFF);
             case GRANT -> WireFormat.GRANT_LENGTH;
             case RESEND -> WireFormat.RESEND_LENGTH;
-            case RPC_UNKNOWN, BUSY, NEED_ACK, OVERLOADED -> WireFormat.BARE_LENGTH;
+            case RPC_UNKNOWN, BUSY, NEED_ACK, OVERLOADED, CANCEL -> WireFormat.BARE_LENGTH;
             case CUTOFFS -> WireFormat.CUTOFFS_LENGTH;
             case ACK -> available < WireFormat.ACK_OFF_ENTRIES ? -1
                     : WireFormat.ACK_OFF_ENTRIES + (buf.get(at + WireFormat.ACK_OFF_COUNT) & 0xFF) * WireFormat.ACK_ENTRY;
@@ -199,7 +200,8 @@ public final class PacketDecoder {
         out.cutoffVersion = buf.getShort(base + WireFormat.DATA_OFF_CUTOFF_VERSION) & 0xFFFF;
         out.retransmit = (flags & WireFormat.FLAG_RETRANSMIT) != 0;
         out.ackId = ackId;
-        out.ackPort = buf.getShort(base + WireFormat.DATA_OFF_ACK_PORT) & 0xFFFF;
+        out.deadlineMillis = (buf.get(base + WireFormat.DATA_OFF_DEADLINE_HIGH) & 0xFF) << 16
+                | (buf.getShort(base + WireFormat.DATA_OFF_DEADLINE_LOW) & 0xFFFF);
         out.payloadOffset = base + WireFormat.DATA_HEADER;
         out.payloadLength = segment;
         return null;

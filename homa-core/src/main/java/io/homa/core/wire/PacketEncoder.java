@@ -24,12 +24,13 @@ public final class PacketEncoder {
     /**
      * Writes a DATA header followed by {@code length} payload bytes copied from {@code payload}
      * (absolute index {@code payloadIndex}; the payload buffer's position is not changed).
+     * {@code deadlineMillis} is 0 (none) to {@link WireFormat#MAX_DEADLINE_MILLIS}.
      */
     public static int data(ByteBuffer b, long senderId, int messageLength, int incoming, int offset,
-                           int cutoffVersion, boolean retransmit, long ackId, int ackPort,
+                           int cutoffVersion, boolean retransmit, long ackId, int deadlineMillis,
                            ByteBuffer payload, int payloadIndex, int length) {
         int at = b.position();
-        dataHeader(b, at, senderId, messageLength, incoming, offset, cutoffVersion, retransmit, ackId, ackPort, length);
+        dataHeader(b, at, senderId, messageLength, incoming, offset, cutoffVersion, retransmit, ackId, deadlineMillis, length);
         if (length > 0) {
             b.put(at + WireFormat.DATA_HEADER, payload, payloadIndex, length);
         }
@@ -42,7 +43,7 @@ public final class PacketEncoder {
      * {@code segmentLength} payload bytes (0 to 65,467); the position is not changed.
      */
     public static void dataHeader(ByteBuffer b, int at, long senderId, int messageLength, int incoming,
-                                  int offset, int cutoffVersion, boolean retransmit, long ackId, int ackPort,
+                                  int offset, int cutoffVersion, boolean retransmit, long ackId, int deadlineMillis,
                                   int segmentLength) {
         common(b, at, PacketType.DATA, senderId);
         b.putInt(at + WireFormat.DATA_OFF_MESSAGE_LENGTH, messageLength);
@@ -50,9 +51,9 @@ public final class PacketEncoder {
         b.putInt(at + WireFormat.DATA_OFF_OFFSET, offset);
         b.putShort(at + WireFormat.DATA_OFF_CUTOFF_VERSION, (short) cutoffVersion);
         b.put(at + WireFormat.DATA_OFF_FLAGS, (byte) (retransmit ? WireFormat.FLAG_RETRANSMIT : 0));
-        b.put(at + WireFormat.DATA_OFF_FLAGS + 1, (byte) 0);
+        b.put(at + WireFormat.DATA_OFF_DEADLINE_HIGH, (byte) (deadlineMillis >>> 16));
         b.putLong(at + WireFormat.DATA_OFF_ACK_ID, ackId);
-        b.putShort(at + WireFormat.DATA_OFF_ACK_PORT, (short) ackPort);
+        b.putShort(at + WireFormat.DATA_OFF_DEADLINE_LOW, (short) deadlineMillis);
         b.putShort(at + WireFormat.DATA_OFF_SEGMENT_LENGTH, (short) segmentLength);
     }
 
@@ -79,10 +80,10 @@ public final class PacketEncoder {
         return WireFormat.RESEND_LENGTH;
     }
 
-    /** RPC_UNKNOWN, BUSY, NEED_ACK or OVERLOADED: the common header alone. */
+    /** RPC_UNKNOWN, BUSY, NEED_ACK, OVERLOADED or CANCEL: the common header alone. */
     public static int bare(ByteBuffer b, PacketType type, long senderId) {
         if (type != PacketType.RPC_UNKNOWN && type != PacketType.BUSY && type != PacketType.NEED_ACK
-                && type != PacketType.OVERLOADED) {
+                && type != PacketType.OVERLOADED && type != PacketType.CANCEL) {
             throw new IllegalArgumentException("not a header-only packet type: " + type);
         }
         int at = b.position();

@@ -1,7 +1,7 @@
 package io.homa.core.wire;
 
 /**
- * The Homa packet types, numbered as in Linux Homa, and one of homa-java's own (OVERLOADED). FREEZE
+ * The Homa packet types, numbered as in Linux Homa, and two of homa-java's own (OVERLOADED, CANCEL). FREEZE
  * (0x16) is a debugging aid of the reference and is deliberately not part of this wire format.
  */
 public enum PacketType {
@@ -25,7 +25,13 @@ public enum PacketType {
      * Server to client: "refused without running it, my application is overloaded"; the client
      * fails the RPC at once. homa-java's own, above Linux Homa's codes (which drops it as unknown).
      */
-    OVERLOADED(0x1F);
+    OVERLOADED(0x1F),
+    /**
+     * Client to server: "I gave up this RPC (cancelled, or its deadline passed): drop it, and do not
+     * run its request if you have not yet". homa-java's own, like OVERLOADED (a peer that does not
+     * know it drops it as unknown, and learns of the abort as before, when it next asks).
+     */
+    CANCEL(0x1E);
 
     /** The type code on the wire. */
     public final int code;

@@ -26,14 +26,24 @@ public final class WireFormat {
     public static final int COMMON_HEADER = 12;
 
     // DATA: message_length u32, incoming u32, offset u32, cutoff_version u16, flags u8,
-    // reserved u8, ack_id u64, ack_port u16, segment_length u16, then the segment's payload.
+    // deadline_high u8, ack_id u64, deadline_low u16, segment_length u16, then the payload.
     public static final int DATA_OFF_MESSAGE_LENGTH = 12;
     public static final int DATA_OFF_INCOMING = 16;
     public static final int DATA_OFF_OFFSET = 20;
     public static final int DATA_OFF_CUTOFF_VERSION = 24;
     public static final int DATA_OFF_FLAGS = 26;
     public static final int DATA_OFF_ACK_ID = 28;
-    public static final int DATA_OFF_ACK_PORT = 36;
+    /**
+     * A request's deadline: the milliseconds the client will still wait, as a 24-bit value whose
+     * high byte is at {@link #DATA_OFF_DEADLINE_HIGH} and low 16 bits at this offset; 0 for none.
+     * Both were written as zero and ignored by earlier peers (a reserved byte, and an ack port the
+     * engine never used), so peers that do not know the field still talk to those that do.
+     */
+    public static final int DATA_OFF_DEADLINE_LOW = 36;
+    /** The high byte of the deadline (see {@link #DATA_OFF_DEADLINE_LOW}). */
+    public static final int DATA_OFF_DEADLINE_HIGH = 27;
+    /** The largest deadline DATA can carry, in ms (about 4.7 hours); a longer one is sent as none. */
+    public static final int MAX_DEADLINE_MILLIS = 0xFF_FFFF;
     /**
      * Payload bytes of this segment. A datagram may hold several packets back to back (UDP GRO
      * coalesces segments of one flow, all as long as the first but the last, which may be
@@ -56,7 +66,7 @@ public final class WireFormat {
     public static final int RESEND_OFF_PRIORITY = 20;
     public static final int RESEND_LENGTH = 24;
 
-    // RPC_UNKNOWN, BUSY, NEED_ACK, OVERLOADED: the common header alone.
+    // RPC_UNKNOWN, BUSY, NEED_ACK, OVERLOADED, CANCEL: the common header alone.
     public static final int BARE_LENGTH = COMMON_HEADER;
 
     // CUTOFFS: 8 cutoffs u32 (index = priority level), cutoff_version u16, reserved u16.

@@ -66,10 +66,10 @@ final class DecoderFuzzTarget {
     private static void encode(ByteBuffer out, DecodedPacket p, ByteBuffer src) {
         switch (p.type) {
             case DATA -> PacketEncoder.data(out, p.senderId, p.messageLength, p.incoming, p.offset, p.cutoffVersion,
-                    p.retransmit, p.ackId, p.ackPort, src, p.payloadOffset, p.payloadLength);
+                    p.retransmit, p.ackId, p.deadlineMillis, src, p.payloadOffset, p.payloadLength);
             case GRANT -> PacketEncoder.grant(out, p.senderId, p.grantOrResendOffset, p.priority);
             case RESEND -> PacketEncoder.resend(out, p.senderId, p.grantOrResendOffset, p.resendLength, p.priority);
-            case RPC_UNKNOWN, BUSY, NEED_ACK, OVERLOADED -> PacketEncoder.bare(out, p.type, p.senderId);
+            case RPC_UNKNOWN, BUSY, NEED_ACK, OVERLOADED, CANCEL -> PacketEncoder.bare(out, p.type, p.senderId);
             case CUTOFFS -> PacketEncoder.cutoffs(out, p.senderId, p.cutoffs, p.cutoffVersion);
             case ACK -> PacketEncoder.ack(out, p.senderId, p.ackIds, p.ackPorts, p.ackCount);
         }
@@ -86,7 +86,7 @@ final class DecoderFuzzTarget {
                 assertEquals(p.cutoffVersion, q.cutoffVersion);
                 assertEquals(p.retransmit, q.retransmit);
                 assertEquals(p.ackId, q.ackId);
-                assertEquals(p.ackPort, q.ackPort);
+                assertEquals(p.deadlineMillis, q.deadlineMillis);
                 assertEquals(p.payloadLength, q.payloadLength);
             }
             case GRANT -> {

@@ -206,8 +206,8 @@ class PacketDecoderTest {
     }
 
     @Property
-    void property_everyCodeButTheNineTypes_unknownType(@ForAll @IntRange(min = 0, max = 255) int code) {
-        Set<Integer> known = Set.of(0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x17, 0x18, 0x1F);
+    void property_everyCodeButTheTenTypes_unknownType(@ForAll @IntRange(min = 0, max = 255) int code) {
+        Set<Integer> known = Set.of(0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x17, 0x18, 0x1E, 0x1F);
         DropReason r = decode(withByte(bare(PacketType.BUSY, 2), 3, code));
         if (known.contains(code)) {
             assertTrue(r != DropReason.UNKNOWN_TYPE, "known code " + code + " refused as unknown");
@@ -228,6 +228,7 @@ class PacketDecoderTest {
         assertEquals(PacketType.NEED_ACK, PacketType.fromCode(0x17));
         assertEquals(PacketType.ACK, PacketType.fromCode(0x18));
         assertEquals(PacketType.OVERLOADED, PacketType.fromCode(0x1F)); // homa-java's own
+        assertEquals(PacketType.CANCEL, PacketType.fromCode(0x1E)); // homa-java's own too
         assertNull(PacketType.fromCode(-1));
         assertNull(PacketType.fromCode(256));
         assertNull(PacketType.fromCode(Integer.MIN_VALUE));
@@ -306,6 +307,7 @@ class PacketDecoderTest {
         list.add(Arguments.of(PacketType.NEED_ACK, WireFormat.BARE_LENGTH + 1));
         list.add(Arguments.of(PacketType.NEED_ACK, WireFormat.BARE_LENGTH + 64));
         list.add(Arguments.of(PacketType.OVERLOADED, WireFormat.BARE_LENGTH + 1));
+        list.add(Arguments.of(PacketType.CANCEL, WireFormat.BARE_LENGTH + 1));
         list.add(Arguments.of(PacketType.ACK, WireFormat.ACK_OFF_ENTRIES - 1));
         list.add(Arguments.of(PacketType.ACK, WireFormat.COMMON_HEADER));
         list.add(Arguments.of(PacketType.DATA, WireFormat.DATA_HEADER - 1));
@@ -666,7 +668,7 @@ class PacketDecoderTest {
                 assertTrue(p.payloadLength > 0 || p.messageLength == 0, "empty segment");
                 assertEquals(0, p.ackId & 1, "ack id");
                 assertTrue(p.cutoffVersion >= 0 && p.cutoffVersion <= 0xFFFF);
-                assertTrue(p.ackPort >= 0 && p.ackPort <= 0xFFFF);
+                assertTrue(p.deadlineMillis >= 0 && p.deadlineMillis <= WireFormat.MAX_DEADLINE_MILLIS);
             }
             case GRANT -> {
                 assertEquals(WireFormat.GRANT_LENGTH, len);
@@ -695,7 +697,7 @@ class PacketDecoderTest {
                     assertTrue(p.ackPorts[i] >= 0 && p.ackPorts[i] <= 0xFFFF);
                 }
             }
-            case RPC_UNKNOWN, BUSY, NEED_ACK, OVERLOADED -> assertEquals(WireFormat.BARE_LENGTH, len);
+            case RPC_UNKNOWN, BUSY, NEED_ACK, OVERLOADED, CANCEL -> assertEquals(WireFormat.BARE_LENGTH, len);
             default -> fail("unexpected type " + p.type);
         }
     }

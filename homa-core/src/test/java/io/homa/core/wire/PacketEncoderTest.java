@@ -61,7 +61,7 @@ class PacketEncoderTest {
         assertEquals(3, p.cutoffVersion);
         assertFalse(p.retransmit);
         assertEquals(0, p.ackId);
-        assertEquals(0, p.ackPort);
+        assertEquals(0, p.deadlineMillis);
         assertEquals(WireFormat.DATA_HEADER, p.payloadOffset);
         assertEquals(1432, p.payloadLength);
     }
@@ -86,7 +86,7 @@ class PacketEncoderTest {
         DecodedPacket p = decodeWritten(b);
         assertTrue(p.retransmit);
         assertEquals(1_000_000_002L, p.ackId);
-        assertEquals(4242, p.ackPort);
+        assertEquals(4242, p.deadlineMillis);
         assertEquals(7, p.senderId);
         assertEquals(100, p.offset);
         assertEquals(9, p.cutoffVersion);
@@ -163,7 +163,7 @@ class PacketEncoderTest {
     @Test
     void data_extremeFieldValues_roundTrip() {
         ByteBuffer b = ByteBuffer.allocate(100);
-        PacketEncoder.data(b, Long.MAX_VALUE, MAX, MAX, MAX - 1, 0xFFFF, true, -2L, 0xFFFF, payload(1, 0), 0, 1);
+        PacketEncoder.data(b, Long.MAX_VALUE, MAX, MAX, MAX - 1, 0xFFFF, true, -2L, WireFormat.MAX_DEADLINE_MILLIS, payload(1, 0), 0, 1);
         DecodedPacket p = decodeWritten(b);
         assertEquals(Long.MAX_VALUE, p.senderId);
         assertEquals(MAX, p.messageLength);
@@ -171,16 +171,18 @@ class PacketEncoderTest {
         assertEquals(MAX - 1, p.offset);
         assertEquals(0xFFFF, p.cutoffVersion);
         assertEquals(-2L, p.ackId);
-        assertEquals(0xFFFF, p.ackPort);
+        assertEquals(WireFormat.MAX_DEADLINE_MILLIS, p.deadlineMillis);
     }
 
     @Test
-    void data_reservedBytesWrittenAsZero() {
+    void data_deadlineIsSplitOverTheOldReservedByteAndAckPort() {
         ByteBuffer b = ByteBuffer.allocate(100);
         Arrays.fill(b.array(), (byte) 0x5A);
-        PacketEncoder.data(b, 2, 10, 10, 0, 0, true, 4, 80, payload(10, 0), 0, 10);
-        assertEquals(0, b.get(WireFormat.DATA_OFF_FLAGS + 1));
+        PacketEncoder.data(b, 2, 10, 10, 0, 0, true, 4, 0x12_3456, payload(10, 0), 0, 10);
+        assertEquals(0x12, b.get(27), "deadline, high byte (reserved before)");
+        assertEquals(0x3456, b.getShort(36), "deadline, low 16 bits (the unused ack port before)");
         assertEquals(10, b.getShort(WireFormat.DATA_OFF_SEGMENT_LENGTH), "the segment's payload length");
+        assertEquals(0x12_3456, decodeWritten(b).deadlineMillis);
     }
 
     @Test
@@ -199,7 +201,7 @@ class PacketEncoderTest {
     void data_fieldsAreBigEndianAtDocumentedOffsets() {
         ByteBuffer b = ByteBuffer.allocate(100);
         PacketEncoder.data(b, 0x0102030405060708L, 0x00112233, 0x00001122, 0x00000011, 0xABCD, false,
-                0x1020304050607080L, 0x9988, payload(0x22, 0), 0, 0x22);
+                0x1020304050607080L, 0x779988, payload(0x22, 0), 0, 0x22);
         byte[] a = b.array();
         assertEquals(0x48, a[0]);
         assertEquals(0x4D, a[1]);
@@ -212,6 +214,7 @@ class PacketEncoderTest {
         assertArrayEquals(new byte[]{0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, (byte) 0x80},
                 Arrays.copyOfRange(a, 28, 36));
         assertArrayEquals(new byte[]{(byte) 0x99, (byte) 0x88}, Arrays.copyOfRange(a, 36, 38));
+        assertEquals(0x77, a[27], "deadline high byte");
     }
 
     // ------------------------------------------------------------------ GRANT
@@ -311,7 +314,7 @@ class PacketEncoderTest {
     // ------------------------------------------------------------------ header-only types
 
     @ParameterizedTest
-    @EnumSource(value = PacketType.class, names = {"RPC_UNKNOWN", "BUSY", "NEED_ACK", "OVERLOADED"})
+    @EnumSource(value = PacketType.class, names = {"RPC_UNKNOWN", "BUSY", "NEED_ACK", "OVERLOADED", "CANCEL"})
     void bare_headerOnlyTypes_roundTrip(PacketType type) {
         ByteBuffer b = ByteBuffer.allocate(100);
         int n = PacketEncoder.bare(b, type, 0x7FFF_0000_0000_0003L);
@@ -488,14 +491,14 @@ class PacketEncoderTest {
                                  @ForAll @IntRange(min = 0, max = 0xFFFF) int cutoffVersion,
                                  @ForAll boolean retransmit,
                                  @ForAll long ackSeed,
-                                 @ForAll @IntRange(min = 0, max = 0xFFFF) int ackPort) {
+                                 @ForAll @IntRange(min = 0, max = WireFormat.MAX_DEADLINE_MILLIS) int deadline) {
         int incoming = incomingSeed % (messageLength + 1);
         int offset = offsetSeed % messageLength;
         int segment = Math.min(segmentSeed, messageLength - offset);
         long ackId = ackSeed & ~1L;
         ByteBuffer src = payload(segment, (int) id);
         ByteBuffer b = ByteBuffer.allocate(WireFormat.DATA_HEADER + segment);
-        PacketEncoder.data(b, id, messageLength, incoming, offset, cutoffVersion, retransmit, ackId, ackPort,
+        PacketEncoder.data(b, id, messageLength, incoming, offset, cutoffVersion, retransmit, ackId, deadline,
                 src, 0, segment);
         assertFalse(b.hasRemaining());
         DecodedPacket p = decodeWritten(b);
@@ -506,7 +509,7 @@ class PacketEncoderTest {
         assertEquals(cutoffVersion, p.cutoffVersion);
         assertEquals(retransmit, p.retransmit);
         assertEquals(ackId, p.ackId);
-        assertEquals(ackPort, p.ackPort);
+        assertEquals(deadline, p.deadlineMillis);
         assertEquals(segment, p.payloadLength);
         assertEquals(src.get(segment - 1), b.get(p.payloadOffset + segment - 1));
     }

@@ -97,8 +97,10 @@ final class ClientCalls implements ClientCall.Runner {
         long id;
         ByteBuffer[] parts = c.payload == null ? c.owner.nioBuffers() : null; // read in place, never gathered
         try {
-            id = parts == null ? l.engine.startRequest(System.nanoTime(), c.server, c.payload)
-                    : l.engine.startRequestInParts(System.nanoTime(), c.server, parts);
+            // The deadline goes to the server with the request, so that it does not start work
+            // for a caller that stopped waiting.
+            id = parts == null ? l.engine.startRequest(System.nanoTime(), c.server, c.payload, c.deadlineNanos)
+                    : l.engine.startRequestInParts(System.nanoTime(), c.server, parts, c.deadlineNanos);
         } catch (IllegalStateException e) {
             endTimers(c);
             refuse(c, failure(Failure.RESOURCE_LIMIT, c + " refused: " + e.getMessage()));

@@ -357,6 +357,7 @@ final class EngineLoop {
             case RESPONSE -> calls.onResponse(e);
             case FAILED -> calls.onFailed(e);
             case REQUEST -> requests.onRequest(e);
+            case CANCELLED -> requests.onCancelled(e);
         }
     }
 

@@ -334,6 +334,8 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
             m.shell[i] += tcpCounters.get(i);
         }
         m.shell[ShellCounter.EXECUTOR_HANDOFFS.ordinal()] += dispatcher.handoffs();
+        dispatcher.addQueueDelays(m.queueDelays);
+        m.queuedRequests = dispatcher.queuedRequests();
         if (peers != null) {
             m.shell[ShellCounter.PEERS_ON_TCP.ordinal()] = peers.size();
         }

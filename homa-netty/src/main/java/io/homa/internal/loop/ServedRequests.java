@@ -8,6 +8,7 @@ import io.homa.internal.rpc.InboundRequest;
 import io.homa.internal.rpc.RequestHandler;
 import io.netty.buffer.ByteBuf;
 import io.netty.util.ReferenceCountUtil;
+import io.netty.util.collection.LongObjectHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,8 +30,10 @@ final class ServedRequests implements InboundRequest.Path {
     private final long requestTimeoutNanos;
     /** Requests dropped recently, so that their clients' automatic retries are dropped too. */
     private final DroppedRequests dropped;
-    /** Counts a request whose handler never ran (made once, not per request). */
-    private final Runnable requestSkipped;
+    /** The tracked requests by RPC id (several clients may use one id: {@link InboundRequest#sameId} chains them). */
+    private final LongObjectHashMap<InboundRequest> byId = new LongObjectHashMap<>();
+    /** Counts a request whose handler never ran (one object, not one per request). */
+    private final Runnable countSkipped;
     /** The newest request handed to the handler and not yet answered or dropped (a list through the requests). */
     private InboundRequest newestOpen;
 
@@ -40,7 +43,7 @@ final class ServedRequests implements InboundRequest.Path {
         EngineConfig ec = loop.engineConfig;
         long retryWindow = (ec.maxRestarts + 1L) * ec.timeoutTicks * ec.tickNanos;
         this.dropped = new DroppedRequests(Math.max(TimeUnit.SECONDS.toNanos(1), retryWindow));
-        this.requestSkipped = () -> l.runOnLoop(() -> l.count(ShellCounter.REQUESTS_SKIPPED));
+        this.countSkipped = () -> loop.count(ShellCounter.REQUESTS_SKIPPED);
     }
 
     // ------------------------------------------------------------------ InboundRequest.Path
@@ -60,6 +63,25 @@ final class ServedRequests implements InboundRequest.Path {
         if (r.markDropped()) {
             l.runOnLoop(() -> dropOnLoop(r, why));
         }
+    }
+
+    @Override
+    public void expireRequest(InboundRequest r) {
+        if (r.markDropped()) {
+            l.runOnLoop(() -> endUnrun(r, ShellCounter.REQUESTS_EXPIRED, false));
+        }
+    }
+
+    @Override
+    public void shedRequest(InboundRequest r, long waitedNanos) {
+        if (r.markDropped()) {
+            l.runOnLoop(() -> endUnrun(r, ShellCounter.REQUESTS_SHED, true));
+        }
+    }
+
+    @Override
+    public void skippedRequest(InboundRequest r) {
+        l.runOnLoop(countSkipped);
     }
 
     @Override
@@ -83,15 +105,58 @@ final class ServedRequests implements InboundRequest.Path {
             dropOnLoop(r, handler == null ? "no handler is set (serve() not called)" : "dropped before, retried");
             return;
         }
-        if (!l.dispatcher.admitRequest()) {
+        // The caller's deadline, if it sent one and it comes before the server's own timeout.
+        long deadline = now + requestTimeoutNanos;
+        if (e.deadline() != 0 && e.deadline() - deadline < 0) {
+            deadline = e.deadline();
+        }
+        r.deadline = deadline;
+        r.expiresAt = deadline;
+        track(r);
+        l.deadlines.add(r);
+        if (!l.dispatcher.submit(handler, r, now)) {
+            l.deadlines.remove(r);
+            untrack(r);
             refuseOverloaded(now, r);
             return;
         }
         l.count(ShellCounter.REQUESTS_HANDLED);
-        track(r);
-        r.expiresAt = now + requestTimeoutNanos;
-        l.deadlines.add(r);
-        l.dispatcher.runHandler(handler, r, r.expiresAt, requestSkipped);
+    }
+
+    /** The engine's CANCELLED event: the client gave up a request we hold; its RPC is gone already. */
+    void onCancelled(EngineEvent e) {
+        for (InboundRequest r = byId.get(e.rpcId()); r != null; r = r.sameId) {
+            if (r.peer().equals(e.peer())) {
+                if (r.markDropped()) { // unanswered: the handler will not start, a late reply is discarded
+                    l.deadlines.remove(r);
+                    untrack(r);
+                    l.count(ShellCounter.REQUESTS_CANCELLED);
+                    log.debug("{} cancelled by its client", r);
+                }
+                return;
+            }
+        }
+    }
+
+    /**
+     * Ends a request that never ran (on the loop): its deadline passed while it waited, or it was
+     * shed under overload ({@code refuse}: the client is told OVERLOADED). Counted as {@code why}.
+     */
+    private void endUnrun(InboundRequest r, ShellCounter why, boolean refuse) {
+        l.deadlines.remove(r);
+        if (l.isClosed()) {
+            return;
+        }
+        untrack(r);
+        l.count(why);
+        long now = System.nanoTime();
+        if (refuse) {
+            l.engine.rejectOverloaded(now, r.peer(), r.rpcId);
+        } else {
+            l.count(ShellCounter.REQUESTS_SKIPPED);
+            l.engine.abandon(now, r.peer(), r.rpcId);
+        }
+        l.drain();
     }
 
     /**
@@ -181,6 +246,7 @@ final class ServedRequests implements InboundRequest.Path {
         }
         newestOpen = r;
         r.tracked = true;
+        r.sameId = byId.put(r.rpcId, r);
     }
 
     /** {@code r} was answered or dropped (a no-op if it was never tracked, or was already untracked). */
@@ -199,6 +265,22 @@ final class ServedRequests implements InboundRequest.Path {
         }
         r.olderOpen = null;
         r.newerOpen = null;
+        InboundRequest head = byId.get(r.rpcId);
+        if (head == r) {
+            if (r.sameId == null) {
+                byId.remove(r.rpcId);
+            } else {
+                byId.put(r.rpcId, r.sameId);
+            }
+        } else {
+            for (InboundRequest q = head; q != null; q = q.sameId) {
+                if (q.sameId == r) {
+                    q.sameId = r.sameId;
+                    break;
+                }
+            }
+        }
+        r.sameId = null;
     }
 
     /** Drops every request still open (close): its bytes are released, a late reply is discarded. */
@@ -208,5 +290,6 @@ final class ServedRequests implements InboundRequest.Path {
             r.markDropped();
         }
         newestOpen = null;
+        byId.clear();
     }
 }

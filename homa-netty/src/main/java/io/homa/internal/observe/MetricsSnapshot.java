@@ -17,6 +17,10 @@ public final class MetricsSnapshot {
     public final long[] drops = new long[DropReason.values().length];
     public final long[] shell = new long[ShellCounter.values().length];
     public final long[] gauges = new long[GAUGES];
+    /** Handlers started, by how long their request waited: bucket i is [2^i, 2^(i+1)) µs. */
+    public final long[] queueDelays = new long[io.homa.internal.rpc.RequestQueue.DELAY_BUCKETS];
+    /** Requests waiting for a handler thread at the time of the snapshot. */
+    public int queuedRequests;
     public int activeClientRpcs;
     public int activeServerRpcs;
     /** The Netty transport's name: io_uring, epoll or nio. */

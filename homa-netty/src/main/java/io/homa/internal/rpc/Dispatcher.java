@@ -24,10 +24,12 @@ import java.util.concurrent.atomic.LongAdder;
  * itself. Once the socket is closed and its pool stopped, work runs on the calling thread, so a
  * future is never left uncompleted.
  *
- * <p>Requests waiting for their handler to start are counted against
- * {@code HomaConfig.maxQueuedRequests()} (whatever the executor): the event loops refuse a request
- * that {@link #admitRequest()} does not admit, so a slow application cannot make the socket hold
- * an unbounded queue of requests.
+ * <p>Requests waiting for their handler to start wait in the socket's {@link RequestQueue}
+ * (whatever the executor): at most {@code HomaConfig.maxQueuedRequests()} of them, each for no
+ * longer than its deadline, and under overload newest first and no longer than the queue's target,
+ * so that a slow application neither holds an unbounded queue nor works through one for callers
+ * that gave up long ago. Each queued request hands the executor one task, which runs whichever
+ * request the queue says is next.
  *
  * <p>Internal use only (public for the shell's other packages; the module does not export it).
  */
@@ -42,18 +44,18 @@ public final class Dispatcher {
     /** Our own pool, which close() stops; null when the executor is the user's or inline. */
     private final ExecutorService ownPool;
     private final MarkingThreadFactory marker;
-    private final int maxQueuedRequests;
-    /** Requests admitted and not yet started by their handler task. */
-    private final AtomicInteger queuedRequests = new AtomicInteger();
-    /** The most requests ever queued at once. */
-    private final AtomicInteger queuedHighWater = new AtomicInteger();
+    private final RequestQueue queue;
+    /** The executor task of every queued request (one object: it runs whichever the queue gives). */
+    private final Runnable runNext = this::runNext;
 
-    private Dispatcher(Executor executor, ExecutorService ownPool, MarkingThreadFactory marker, int maxQueuedRequests) {
+    private Dispatcher(Executor executor, ExecutorService ownPool, MarkingThreadFactory marker, ShellConfig config,
+                       int parallelism) {
         this.executor = executor;
         this.inline = executor == INLINE;
         this.ownPool = ownPool;
         this.marker = marker;
-        this.maxQueuedRequests = maxQueuedRequests;
+        this.queue = new RequestQueue(config.maxQueuedRequests(), config.queueTarget().toNanos(),
+                config.queueInterval().toNanos(), parallelism);
     }
 
     /** Inline execution's executor: the calling thread. */
@@ -61,75 +63,99 @@ public final class Dispatcher {
 
     public static Dispatcher create(ShellConfig config, int socketSerial) {
         if (config.inlineExecution()) {
-            return new Dispatcher(INLINE, null, null, config.maxQueuedRequests());
+            return new Dispatcher(INLINE, null, null, config, 1);
         }
         if (config.executor() != null) {
-            return new Dispatcher(config.executor(), null, null, config.maxQueuedRequests());
+            return new Dispatcher(config.executor(), null, null, config, 0);
         }
         MarkingThreadFactory marker = new MarkingThreadFactory("homa-exec-" + socketSerial);
         ThreadPoolExecutor pool = new ThreadPoolExecutor(config.executorThreads(), config.executorThreads(),
                 10, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), marker);
         pool.allowCoreThreadTimeOut(true);
-        return new Dispatcher(pool, pool, marker, config.maxQueuedRequests());
+        return new Dispatcher(pool, pool, marker, config, config.executorThreads());
     }
 
     /**
-     * Takes a place in the request queue (any thread); false when it is full. The handler task of
-     * an admitted request must call {@link #requestStarted()} first thing.
+     * Hands an admitted request to its handler (on the request's event loop): at once with inline
+     * execution, else through the queue; false if {@code maxQueuedRequests} wait already (the caller
+     * refuses it as OVERLOADED). Under overload, queued requests that waited past the queue's
+     * target or their deadline are refused or dropped here, through their paths.
+     * {@code r.deadline} is set: no handler starts for it once that time has passed.
      */
-    public boolean admitRequest() {
-        while (true) {
-            int n = queuedRequests.get();
-            if (n >= maxQueuedRequests) {
-                return false;
+    public boolean submit(RequestHandler handler, InboundRequest r, long now) {
+        r.handler = handler;
+        if (inline) {
+            r.queueVerdict = now - r.deadline >= 0 ? RequestQueue.EXPIRED : RequestQueue.RUN;
+            act(r, now);
+            return true;
+        }
+        if (!queue.offer(r, now)) {
+            return false;
+        }
+        InboundRequest stale;
+        while ((stale = queue.pollStale(now)) != null) {
+            act(stale, now);
+        }
+        execute(runNext);
+        return true;
+    }
+
+    /** One queued request's task (an executor thread): runs the next request the queue gives, refusing stale ones. */
+    private void runNext() {
+        long now = System.nanoTime();
+        InboundRequest r;
+        while ((r = queue.pollStale(now)) != null) {
+            act(r, now);
+        }
+        while ((r = queue.take(now)) != null) {
+            if (act(r, now)) {
+                return;
             }
-            if (queuedRequests.compareAndSet(n, n + 1)) {
-                queuedHighWater.accumulateAndGet(n + 1, Math::max);
+        }
+    }
+
+    /** Carries out {@code r.queueVerdict}; true if it ran the handler. */
+    private boolean act(InboundRequest r, long now) {
+        switch (r.queueVerdict) {
+            case RequestQueue.RUN -> {
+                queue.started();
+                try {
+                    handle(r.handler, r);
+                } finally {
+                    queue.served(System.nanoTime() - now);
+                }
                 return true;
             }
+            case RequestQueue.EXPIRED -> r.expired();
+            case RequestQueue.SHED -> r.shed(now - r.queuedAt);
+            default -> r.skipped(); // GONE: dropped or cancelled while it waited
         }
+        return false;
     }
 
-    /** An admitted request's handler task started: its place in the queue is free again. */
-    public void requestStarted() {
-        queuedRequests.decrementAndGet();
-    }
-
-    /** The most requests that ever waited for their handler at once. */
-    public int queuedRequestsHighWater() {
-        return queuedHighWater.get();
-    }
-
-    /**
-     * Runs {@code handler} for an admitted request on the user-code executor (the task frees the
-     * request's place in the queue first). A request that was dropped, or whose timeout
-     * ({@code expiresAt}, a {@link System#nanoTime()} value) passed while it waited, is dropped
-     * without running the handler and {@code skipped} runs instead; a handler that throws drops
-     * its request. The same for requests received over Homa and over TCP.
-     */
-    public void runHandler(RequestHandler handler, InboundRequest r, long expiresAt, Runnable skipped) {
-        if (inline) {
-            handle(handler, r, expiresAt, skipped); // no task object: the loop runs it now
-        } else {
-            execute(() -> handle(handler, r, expiresAt, skipped));
-        }
-    }
-
-    private void handle(RequestHandler handler, InboundRequest r, long expiresAt, Runnable skipped) {
-        requestStarted();
-        if (!r.isOpen() || System.nanoTime() - expiresAt >= 0) {
-            // Dropped (timed out, socket closed) while it waited: its caller has been or will
-            // be told so; running the handler now could only do work nobody waits for.
-            r.drop("its request timeout passed before a handler thread was free");
-            skipped.run();
-            return;
-        }
+    private void handle(RequestHandler handler, InboundRequest r) {
+        r.handler = null;
         try {
             handler.handle(r);
         } catch (Throwable t) {
             log.warn("Homa handler failed on {}; the request is dropped and its caller will fail", r, t);
             r.drop("the handler threw " + t);
         }
+    }
+
+    /** Requests waiting for a handler thread now. */
+    public int queuedRequests() {
+        return queue.size();
+    }
+
+    /** The most requests that ever waited for their handler at once. */
+    public long queuedRequestsHighWater() {
+        return queue.highWater();
+    }
+
+    /** Adds the queue-delay histogram of the requests whose handler started (see {@link RequestQueue#addDelays}). */
+    public void addQueueDelays(long[] into) {
+        queue.addDelays(into);
     }
 
     /** Completes a call with its response on the user-code executor (inline: here, with no task object). */

@@ -41,6 +41,21 @@ public abstract class InboundRequest implements DeadlineQueue.Entry {
         /** Drops the request (any thread): its caller fails; a no-op if it was answered or dropped. */
         void dropRequest(InboundRequest r, String why);
 
+        /**
+         * Drops a request unrun whose deadline passed while it waited for a handler (any thread):
+         * its caller has given up. Counted as expired; a no-op if it was answered or dropped.
+         */
+        void expireRequest(InboundRequest r);
+
+        /**
+         * Refuses a request unrun that waited {@code waitedNanos} for a handler, longer than the
+         * queue's target under overload (any thread): its caller hears OVERLOADED at once.
+         */
+        void shedRequest(InboundRequest r, long waitedNanos);
+
+        /** Counts a request whose handler never ran because it was answered, dropped or cancelled while it waited (any thread). */
+        void skippedRequest(InboundRequest r);
+
         /** Whether replies can no longer go out (socket or connection closed). */
         boolean isClosed();
     }
@@ -71,6 +86,17 @@ public abstract class InboundRequest implements DeadlineQueue.Entry {
     public boolean tracked;
     /** Over Homa: when the request times out ({@link System#nanoTime()}), in its loop's {@link DeadlineQueue}. */
     public long expiresAt;
+    /**
+     * When its caller stops waiting ({@link System#nanoTime()}): the deadline the client sent, or
+     * else the server's request timeout. No handler starts for it later. Set before it is queued.
+     */
+    public long deadline;
+    /** In the {@link RequestQueue}: when it was queued, its handler, and what to do with it once taken. */
+    long queuedAt;
+    RequestHandler handler;
+    int queueVerdict;
+    /** The loop's requests with the same RPC id (from other clients), for finding one a CANCEL names; loop only. */
+    public InboundRequest sameId;
     private int deadlineSlot = -1;
 
     /** Takes over {@code message}'s memory. */
@@ -198,6 +224,26 @@ public abstract class InboundRequest implements DeadlineQueue.Entry {
     @Override
     public void deadlineSlot(int slot) {
         deadlineSlot = slot;
+    }
+
+    /** Its deadline passed while it waited (see {@link Path#expireRequest}). */
+    void expired() {
+        path.expireRequest(this);
+    }
+
+    /** Taken from the queue after it was dropped or cancelled (see {@link Path#skippedRequest}). */
+    void skipped() {
+        path.skippedRequest(this);
+    }
+
+    /** Refused under overload after waiting {@code waitedNanos} (see {@link Path#shedRequest}). */
+    void shed(long waitedNanos) {
+        path.shedRequest(this, waitedNanos);
+    }
+
+    /** The time left until {@link #deadline} ({@link System#nanoTime()} based), 0 once it passed. */
+    public long remainingNanos() {
+        return Math.max(0, deadline - System.nanoTime());
     }
 
     /** Over Homa: no reply came within the request timeout. */

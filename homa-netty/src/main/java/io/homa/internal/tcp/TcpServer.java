@@ -163,7 +163,13 @@ public final class TcpServer {
                 answer(TcpFrames.error(channel.alloc(), TcpFrames.DROPPED, callId, "no handler is set"));
                 return;
             }
-            if (!dispatcher.admitRequest()) {
+            long now = System.nanoTime();
+            r.deadline = now + requestTimeoutNanos; // TCP frames carry no deadline: the server's own
+            r.expiry = channel.eventLoop().schedule(
+                    () -> dropRequest(r, "no reply within the request timeout of " + config.requestTimeout()),
+                    requestTimeoutNanos, TimeUnit.NANOSECONDS);
+            if (!dispatcher.submit(handler, r, now)) {
+                cancelExpiry(r);
                 r.markDropped();
                 count(ShellCounter.REQUESTS_OVERLOADED);
                 answer(TcpFrames.error(channel.alloc(), TcpFrames.OVERLOADED, callId,
@@ -172,11 +178,36 @@ public final class TcpServer {
             }
             count(ShellCounter.TCP_REQUESTS);
             count(ShellCounter.REQUESTS_HANDLED);
-            long expiresAt = System.nanoTime() + requestTimeoutNanos;
-            r.expiry = channel.eventLoop().schedule(
-                    () -> dropRequest(r, "no reply within the request timeout of " + config.requestTimeout()),
-                    requestTimeoutNanos, TimeUnit.NANOSECONDS);
-            dispatcher.runHandler(handler, r, expiresAt, () -> count(ShellCounter.REQUESTS_SKIPPED));
+        }
+
+        @Override
+        public void expireRequest(InboundRequest r) {
+            if (r.markDropped()) {
+                count(ShellCounter.REQUESTS_EXPIRED);
+                count(ShellCounter.REQUESTS_SKIPPED);
+                onLoop(Unpooled.EMPTY_BUFFER, () -> {
+                    cancelExpiry(r);
+                    answer(TcpFrames.error(channel.alloc(), TcpFrames.DROPPED, r.rpcId,
+                            "its deadline passed before a handler thread was free"));
+                });
+            }
+        }
+
+        @Override
+        public void skippedRequest(InboundRequest r) {
+            count(ShellCounter.REQUESTS_SKIPPED);
+        }
+
+        @Override
+        public void shedRequest(InboundRequest r, long waitedNanos) {
+            if (r.markDropped()) {
+                count(ShellCounter.REQUESTS_SHED);
+                onLoop(Unpooled.EMPTY_BUFFER, () -> {
+                    cancelExpiry(r);
+                    answer(TcpFrames.error(channel.alloc(), TcpFrames.OVERLOADED, r.rpcId, "overloaded: it waited "
+                            + waitedNanos / 1_000_000 + " ms for a handler, longer than the queue's target"));
+                });
+            }
         }
 
         @Override

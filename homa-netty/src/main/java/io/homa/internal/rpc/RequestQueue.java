@@ -1,0 +1,210 @@
+package io.homa.internal.rpc;
+
+import java.util.ArrayDeque;
+
+/**
+ * The requests of one socket waiting for a handler thread, managed by how long they wait, not
+ * only by how many there are (controlled delay, as in Facebook's "Fail at Scale", 2015):
+ *
+ * <ul>
+ *   <li>While the queue empties now and then, it is first in, first out, and a request waits as
+ *       long as its deadline allows.</li>
+ *   <li>When it has not been empty for an <em>interval</em>, the server is overloaded: requests
+ *       are taken newest first (adaptive LIFO), so that callers who still wait get answers and a
+ *       new caller does not wait behind the backlog; and the oldest request is refused
+ *       (OVERLOADED: its caller hears at once, and may retry elsewhere or later) once it has
+ *       waited longer than the <em>target</em> and the handlers cannot reach it before its
+ *       deadline (the requests in front of it, times the mean handler time, over the handlers'
+ *       parallelism). A burst the handlers can work off in time is served whole; a flood is
+ *       refused early, at its oldest end.</li>
+ *   <li>A request whose deadline (its caller's, or the server's request timeout) has passed is
+ *       never started.</li>
+ * </ul>
+ *
+ * <p>The target and interval are floors: each is raised to the handlers' own pace (the mean time a
+ * handler takes, and four times that), so that a slow handler's normal queue is not mistaken for
+ * overload. Every method takes the time ({@link System#nanoTime()}) from its caller, so that tests
+ * drive it without a clock. Any thread; one lock, held for a few field updates.
+ *
+ * <p>What to do with a request taken out is its {@link InboundRequest#queueVerdict}, decided under
+ * the lock and acted on by the caller after it.
+ *
+ * <p>Internal use only.
+ */
+public final class RequestQueue {
+    /** Start its handler. */
+    public static final int RUN = 0;
+    /** Its deadline passed while it waited: drop it unrun (its caller gave up). */
+    public static final int EXPIRED = 1;
+    /** It waited longer than the target while the server was overloaded: refuse it with OVERLOADED. */
+    public static final int SHED = 2;
+    /** It was answered, dropped or cancelled while it waited: nothing to do. */
+    public static final int GONE = 3;
+
+    /** Buckets of the queue-delay histogram: bucket i holds delays in [2^i, 2^(i+1)) microseconds. */
+    public static final int DELAY_BUCKETS = 32;
+
+    private final int maxQueued;
+    private final long targetFloor;
+    private final long intervalFloor;
+    private final ArrayDeque<InboundRequest> waiting = new ArrayDeque<>();
+    /** When the queue was last seen empty. */
+    private long lastEmpty;
+    /** Mean handler time (ns), an exponentially weighted moving average (1/8 per sample). */
+    private volatile long serviceNanos;
+    /** Handlers that run at once: the pool's threads, or (0) the most ever seen running, for an executor of the user's. */
+    private final int parallelism;
+    private final java.util.concurrent.atomic.AtomicInteger running = new java.util.concurrent.atomic.AtomicInteger();
+    private volatile int mostRunning = 1;
+    private long highWater;
+    private final long[] delays = new long[DELAY_BUCKETS];
+
+    /**
+     * @param maxQueued      most requests waiting at once (beyond: {@link #offer} refuses)
+     * @param targetNanos    longest wait under overload (raised to the mean handler time)
+     * @param intervalNanos  how long the queue must stay non-empty to count as overloaded (raised
+     *                       to four times the mean handler time)
+     * @param parallelism    handlers that run at once (the pool's threads), or 0 if unknown (an
+     *                       executor of the user's): then the most seen running at once
+     */
+    public RequestQueue(int maxQueued, long targetNanos, long intervalNanos, int parallelism) {
+        this.maxQueued = maxQueued;
+        this.targetFloor = targetNanos;
+        this.intervalFloor = intervalNanos;
+        this.parallelism = parallelism;
+    }
+
+    /** Queues {@code r} (whose {@link InboundRequest#deadline} is set); false if {@code maxQueued} wait already. */
+    public synchronized boolean offer(InboundRequest r, long now) {
+        if (waiting.size() >= maxQueued) {
+            return false;
+        }
+        if (waiting.isEmpty()) {
+            lastEmpty = now;
+        }
+        r.queuedAt = now;
+        waiting.addLast(r);
+        highWater = Math.max(highWater, waiting.size());
+        return true;
+    }
+
+    /**
+     * The next request for a free handler thread, or null if none waits: the oldest normally, the
+     * newest under overload. Its {@link InboundRequest#queueVerdict} says whether to run it; take
+     * again after one that is not to run.
+     */
+    public synchronized InboundRequest take(long now) {
+        boolean overloaded = overloaded(now);
+        InboundRequest r = overloaded ? waiting.pollLast() : waiting.pollFirst();
+        if (r == null) {
+            return null;
+        }
+        if (waiting.isEmpty()) {
+            lastEmpty = now;
+        }
+        r.queueVerdict = verdict(r, now, overloaded, 0);
+        if (r.queueVerdict == RUN) {
+            long waited = Math.max(0, now - r.queuedAt) / 1_000;
+            delays[Math.min(DELAY_BUCKETS - 1, 63 - Long.numberOfLeadingZeros(Math.max(1, waited)))]++;
+        }
+        return r;
+    }
+
+    /**
+     * Under overload, the oldest request if it is to be refused or dropped now (it waited past the
+     * target and cannot be reached before its deadline, or its deadline passed), else null: called
+     * after each {@link #offer} and before each {@link #take}, until null, so that a flood's old
+     * requests are refused while their callers still listen, not when a thread would have reached
+     * them. Normally (no overload) null at once.
+     */
+    public synchronized InboundRequest pollStale(long now) {
+        if (!overloaded(now)) {
+            return null;
+        }
+        InboundRequest r = waiting.peekFirst();
+        if (r == null) {
+            return null;
+        }
+        int v = verdict(r, now, true, waiting.size() - 1);
+        if (v == RUN) {
+            return null;
+        }
+        waiting.pollFirst();
+        if (waiting.isEmpty()) {
+            lastEmpty = now;
+        }
+        r.queueVerdict = v;
+        return r;
+    }
+
+    /** What to do with {@code r}, behind {@code ahead} requests that (under overload) go first. */
+    private int verdict(InboundRequest r, long now, boolean overloaded, int ahead) {
+        if (!r.isOpen()) {
+            return GONE;
+        }
+        long left = r.deadline - now;
+        if (left <= 0) {
+            return EXPIRED;
+        }
+        if (overloaded && now - r.queuedAt > target() && (double) ahead * serviceNanos / handlers() >= left) {
+            return SHED;
+        }
+        return RUN;
+    }
+
+    private int handlers() {
+        return parallelism > 0 ? parallelism : mostRunning;
+    }
+
+    /** A handler starts (any thread): counts those running, for the parallelism of an unknown executor. */
+    public void started() {
+        int n = running.incrementAndGet();
+        if (n > mostRunning) {
+            mostRunning = n;
+        }
+    }
+
+    /** Whether the queue has not been empty for an interval. */
+    private boolean overloaded(long now) {
+        return !waiting.isEmpty() && now - lastEmpty > interval();
+    }
+
+    /** A handler ran for {@code nanos} (any thread; updates the mean, races lose a sample at worst). */
+    public void served(long nanos) {
+        running.decrementAndGet();
+        long s = serviceNanos;
+        serviceNanos = s + (Math.max(0, nanos) - s) / 8;
+    }
+
+    /** The longest wait allowed under overload now. */
+    public long target() {
+        return Math.max(targetFloor, serviceNanos);
+    }
+
+    /** How long the queue must stay non-empty to count as overloaded now. */
+    public long interval() {
+        return Math.max(intervalFloor, 4 * serviceNanos);
+    }
+
+    /** Requests waiting now. */
+    public synchronized int size() {
+        return waiting.size();
+    }
+
+    /** The most requests that ever waited at once. */
+    public synchronized long highWater() {
+        return highWater;
+    }
+
+    /** Adds the queue-delay histogram (requests started, by their wait) into {@code into}. */
+    public synchronized void addDelays(long[] into) {
+        for (int i = 0; i < DELAY_BUCKETS; i++) {
+            into[i] += delays[i];
+        }
+    }
+
+    /** Takes every waiting request out (close); the caller drops them. */
+    public synchronized InboundRequest pollAny() {
+        return waiting.pollFirst();
+    }
+}

@@ -1,0 +1,203 @@
+package io.homa.internal.rpc;
+
+import io.homa.core.ReceivedMessage;
+import io.homa.internal.Failure;
+import io.netty.buffer.ByteBuf;
+import org.junit.jupiter.api.Test;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+/**
+ * The handler queue's policy with the clock in the test's hands: first in, first out while it
+ * empties now and then; newest first, and refusals past the target, once it has not been empty for
+ * an interval; never a request whose deadline passed; target and interval raised to the handlers'
+ * own pace.
+ */
+class RequestQueueTest {
+    private static final long MS = 1_000_000L;
+    private static final long TARGET = 5 * MS;
+    private static final long INTERVAL = 100 * MS;
+
+    private final List<Request> made = new ArrayList<>();
+
+    /** A request that only remembers what was done to it. */
+    private static final class Request extends InboundRequest {
+        final int n;
+
+        Request(int n, long deadline) {
+            super(NO_PATH, 2L * n + 2, new InetSocketAddress("127.0.0.1", 1000), ReceivedMessage.of(new byte[]{(byte) n}), 100);
+            this.n = n;
+            this.deadline = deadline;
+        }
+
+        @Override
+        protected RuntimeException failure(Failure kind, String message) {
+            return new IllegalArgumentException(message);
+        }
+    }
+
+    private static final InboundRequest.Path NO_PATH = new InboundRequest.Path() {
+        @Override public void reply(InboundRequest r, ByteBuffer payload, ByteBuf owner) { }
+        @Override public void dropRequest(InboundRequest r, String why) { r.markDropped(); }
+        @Override public void expireRequest(InboundRequest r) { r.markDropped(); }
+        @Override public void shedRequest(InboundRequest r, long waitedNanos) { r.markDropped(); }
+        @Override public void skippedRequest(InboundRequest r) { }
+        @Override public boolean isClosed() { return false; }
+    };
+
+    private Request request(int n, long deadline) {
+        Request r = new Request(n, deadline);
+        made.add(r);
+        return r;
+    }
+
+    private static int takeN(RequestQueue q, long now) {
+        InboundRequest r = q.take(now);
+        assertNotNull(r);
+        assertEquals(RequestQueue.RUN, r.queueVerdict, "verdict");
+        return ((Request) r).n;
+    }
+
+    @Test
+    void fifo_whileTheQueueEmptiesNowAndThen_andLongWaitsAreFine() {
+        RequestQueue q = new RequestQueue(100, TARGET, INTERVAL, 1);
+        handlersTake(q, 10 * MS);
+        long now = 0;
+        for (int i = 0; i < 3; i++) {
+            assertTrue(q.offer(request(i, now + 10_000 * MS), now));
+        }
+        now += 50 * MS; // ten targets, but under an interval: not overload
+        assertNull(q.pollStale(now));
+        assertEquals(0, takeN(q, now));
+        assertEquals(1, takeN(q, now));
+        assertEquals(2, takeN(q, now));
+        assertNull(q.take(now));
+    }
+
+    /** Handlers that take {@code nanos} each, as far as the queue's mean can tell. */
+    private static void handlersTake(RequestQueue q, long nanos) {
+        for (int i = 0; i < 200; i++) {
+            q.started();
+            q.served(nanos);
+        }
+    }
+
+    @Test
+    void overload_newestFirst_andTheOldestRefusedOnceTheHandlersCannotReachItInTime() {
+        RequestQueue q = new RequestQueue(10_000, TARGET, INTERVAL, 1);
+        handlersTake(q, 10 * MS); // target 10 ms, interval 100 ms
+        assertTrue(q.offer(request(0, 200 * MS), 0));
+        for (int i = 1; i <= 20; i++) {
+            long now = (100 + i) * MS;
+            assertTrue(q.offer(request(i, now + 1_000 * MS), now));
+        }
+        long now = 120 * MS;
+        // Request 0 waited 120 ms, and 20 requests of 10 ms each go before it: 200 ms of work,
+        // but it has 80 ms left. Refused. Request 1 has 981 ms left for 190 ms of work: it stays.
+        InboundRequest s = q.pollStale(now);
+        assertNotNull(s);
+        assertEquals(0, ((Request) s).n);
+        assertEquals(RequestQueue.SHED, s.queueVerdict);
+        assertNull(q.pollStale(now));
+        assertEquals(20, q.size());
+        assertEquals(20, takeN(q, now), "newest first under overload");
+        assertEquals(19, takeN(q, now));
+    }
+
+    @Test
+    void aBurstTheHandlersCanWorkOffInTime_isServedWhole_evenUnderOverload() {
+        RequestQueue q = new RequestQueue(20_000, TARGET, INTERVAL, 2);
+        handlersTake(q, 50_000); // 50 us each, two threads
+        for (int i = 0; i < 10_000; i++) {
+            assertTrue(q.offer(request(i, 30_000 * MS), 0));
+        }
+        // 200 ms later (overload: never empty for an interval), the last of them needs 250 ms more.
+        assertNull(q.pollStale(200 * MS), "nothing is refused that can be served in time");
+        assertEquals(9_999, takeN(q, 200 * MS), "but the newest go first");
+    }
+
+    @Test
+    void overload_aTakenRequestRunsEvenPastTheTarget_unlessItsDeadlinePassed_andTheQueueRecovers() {
+        RequestQueue q = new RequestQueue(100, TARGET, INTERVAL, 1);
+        handlersTake(q, 10 * MS);
+        q.offer(request(0, 125 * MS), 0);
+        q.offer(request(1, 10_000 * MS), 110 * MS);
+        long now = 130 * MS; // overload; 1 waited 20 ms, past the target, but is the newest
+        assertEquals(1, takeN(q, now));
+        InboundRequest r = q.take(now);
+        assertEquals(0, ((Request) r).n);
+        assertEquals(RequestQueue.EXPIRED, r.queueVerdict);
+        assertNull(q.take(now));
+        // Empty again: a new request is served first in, first out, however long it then waits.
+        q.offer(request(2, now + 10_000 * MS), now);
+        q.offer(request(3, now + 10_000 * MS), now);
+        now += 50 * MS;
+        assertEquals(2, takeN(q, now));
+    }
+
+    @Test
+    void aRequestWhoseDeadlinePassed_isNeverRun() {
+        RequestQueue q = new RequestQueue(100, TARGET, INTERVAL, 1);
+        q.offer(request(0, 10 * MS), 0);
+        q.offer(request(1, 1_000 * MS), 0);
+        InboundRequest r = q.take(10 * MS);
+        assertEquals(0, ((Request) r).n);
+        assertEquals(RequestQueue.EXPIRED, r.queueVerdict, "at its deadline: too late");
+        assertEquals(1, takeN(q, 10 * MS));
+    }
+
+    @Test
+    void aRequestAnsweredOrDroppedWhileItWaited_isGone() {
+        RequestQueue q = new RequestQueue(100, TARGET, INTERVAL, 1);
+        Request a = request(0, 1_000 * MS);
+        q.offer(a, 0);
+        a.markDropped(); // e.g. its client cancelled
+        assertEquals(RequestQueue.GONE, q.take(MS).queueVerdict);
+    }
+
+    @Test
+    void full_refusesTheNext() {
+        RequestQueue q = new RequestQueue(2, TARGET, INTERVAL, 1);
+        assertTrue(q.offer(request(0, MS), 0));
+        assertTrue(q.offer(request(1, MS), 0));
+        assertFalse(q.offer(request(2, MS), 0));
+        assertEquals(2, q.highWater());
+    }
+
+    @Test
+    void slowHandlers_raiseTheTargetAndTheInterval() {
+        RequestQueue q = new RequestQueue(100, TARGET, INTERVAL, 1);
+        handlersTake(q, 100 * MS);
+        assertTrue(q.target() > 95 * MS && q.target() <= 100 * MS, "target " + q.target());
+        assertTrue(q.interval() > 380 * MS && q.interval() <= 400 * MS, "interval " + q.interval());
+        // A queue 300 ms old is a slow handler's normal queue, not overload: first in, first out.
+        q.offer(request(0, 10_000 * MS), 0);
+        q.offer(request(1, 10_000 * MS), 0);
+        assertNull(q.pollStale(300 * MS));
+        assertEquals(0, takeN(q, 300 * MS));
+    }
+
+    @Test
+    void delays_areCountedInPowerOfTwoMicrosecondBuckets() {
+        RequestQueue q = new RequestQueue(100, TARGET, INTERVAL, 1);
+        q.offer(request(0, 10_000 * MS), 0);
+        takeN(q, 3_000); // 3 us: bucket 1, [2, 4)
+        q.offer(request(1, 10_000 * MS), 0);
+        takeN(q, MS); // 1,000 us: bucket 9, [512, 1024)
+        long[] h = new long[RequestQueue.DELAY_BUCKETS];
+        q.addDelays(h);
+        assertEquals(1, h[1]);
+        assertEquals(1, h[9]);
+        assertEquals(2, java.util.Arrays.stream(h).sum());
+    }
+
+    @org.junit.jupiter.api.AfterEach
+    void release() {
+        made.forEach(InboundRequest::markDropped); // frees each request's bytes (the leak detector watches)
+    }
+}
