@@ -86,7 +86,11 @@ public final class HomaMetrics {
          * waited for their handler (the caller gets {@link HomaOverloadedException}).
          */
         REQUESTS_OVERLOADED,
-        /** Requests whose handler never ran: their request timeout passed (or the socket closed) while they waited. */
+        /**
+         * Requests taken out of the handler queue without running their handler: their deadline
+         * had passed, or they were dropped or cancelled, or the socket closed, while they waited.
+         * (Those refused under overload count as {@link #REQUESTS_SHED} instead.)
+         */
         REQUESTS_SKIPPED,
         /**
          * Datagrams the shell itself dropped: datagrams whose processing failed (see the log).
@@ -135,7 +139,7 @@ public final class HomaMetrics {
         /**
          * Requests dropped unrun because their deadline passed while they waited for a handler:
          * the caller's (sent with the request) or else {@link HomaConfig#requestTimeout()}. Their
-         * callers had given up. They count in REQUESTS_SKIPPED too.
+         * callers had given up. They count in REQUESTS_SKIPPED too, once a thread takes them out of the queue.
          */
         REQUESTS_EXPIRED,
         /**

@@ -27,6 +27,13 @@ public final class Main {
         if (args.length > 0 && args[0].equals("simulate")) {
             System.exit(io.homa.bench.sim.SimulateCommand.execute(Arrays.copyOfRange(args, 1, args.length)));
         }
+        if (args.length > 0 && args[0].equals("overload")) {
+            System.exit(io.homa.bench.overload.OverloadCommand.execute(Arrays.copyOfRange(args, 1, args.length), System.out));
+        }
+        if (args.length > 0 && args[0].equals("overload-server")) { // the server JVM of overload
+            System.exit(io.homa.bench.overload.OverloadServer.run(Arrays.copyOfRange(args, 1, args.length), System.in,
+                    System.out));
+        }
         if (io.homa.bench.load.LoadCommands.handles(args)) {
             System.exit(io.homa.bench.load.LoadCommands.execute(args));
         }
@@ -65,6 +72,10 @@ public final class Main {
                   java -jar homa-bench.jar simulate --workload w4 --load 0.8 [--hosts 144] [--quick] --out DIR
                       The SIGCOMM 2018 simulation (144 hosts, real engine, virtual time): DIR/results.json;
                       --ablations, --sweep, --tune, --figure for the rest (docs/simulation.md).
+                  java -jar homa-bench.jar overload [--handler-ms 1,10,100] [--threads 1,2,16] [--calls 20000]
+                      [--clients 8] [--deadline 5s] [--runs 3] [--heap 256m] [--out DIR]
+                      A flood of calls on a slow server JVM (default configuration): what succeeds against the
+                      handlers' capacity, how the rest fail, a new call after it (docs/security.md).
                   java -jar homa-bench.jar <JMH regex> [JMH options]
                       JMH benchmarks, e.g.  java -jar homa-bench.jar UnloadedLatency -f1 -wi 2 -i 3
                       -l lists them, -h shows JMH's options, -prof gc reports allocation per call.

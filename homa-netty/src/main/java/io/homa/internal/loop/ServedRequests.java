@@ -153,7 +153,9 @@ final class ServedRequests implements InboundRequest.Path {
         if (refuse) {
             l.engine.rejectOverloaded(now, r.peer(), r.rpcId);
         } else {
-            l.count(ShellCounter.REQUESTS_SKIPPED);
+            // Remembered, as a dropped request is: should its caller still wait (the server's own
+            // timeout was shorter) and send it again, the copy is dropped too, not queued anew.
+            dropped.add(now, r.peer(), r.rpcId);
             l.engine.abandon(now, r.peer(), r.rpcId);
         }
         l.drain();

@@ -104,10 +104,14 @@ public final class Dispatcher {
     private void runNext() {
         long now = System.nanoTime();
         InboundRequest r;
-        while ((r = queue.pollStale(now)) != null) {
-            act(r, now);
-        }
         while ((r = queue.take(now)) != null) {
+            // The thread is free: the request it took goes first (never shed: that would idle the
+            // thread); then the stale end of the queue is refused, so that when no new request
+            // arrives to do it, old ones are still refused while their callers listen.
+            InboundRequest stale;
+            while ((stale = queue.pollStale(now)) != null) {
+                act(stale, now);
+            }
             if (act(r, now)) {
                 return;
             }
@@ -118,6 +122,10 @@ public final class Dispatcher {
     private boolean act(InboundRequest r, long now) {
         switch (r.queueVerdict) {
             case RequestQueue.RUN -> {
+                if (!r.markStarted()) { // its deadline timer fired meanwhile: it expired
+                    r.skipped();
+                    return false;
+                }
                 queue.started();
                 try {
                     handle(r.handler, r);
@@ -126,7 +134,10 @@ public final class Dispatcher {
                 }
                 return true;
             }
-            case RequestQueue.EXPIRED -> r.expired();
+            case RequestQueue.EXPIRED -> {
+                r.expired();
+                r.skipped();
+            }
             case RequestQueue.SHED -> r.shed(now - r.queuedAt);
             default -> r.skipped(); // GONE: dropped or cancelled while it waited
         }

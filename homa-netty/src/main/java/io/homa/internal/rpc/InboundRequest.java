@@ -78,6 +78,11 @@ public abstract class InboundRequest implements DeadlineQueue.Entry {
     private volatile int state = OPEN;
     private static final AtomicIntegerFieldUpdater<InboundRequest> STATE =
             AtomicIntegerFieldUpdater.newUpdater(InboundRequest.class, "state");
+    /** Whether its handler started (1) or its deadline passed first (2); 0 while it waits. */
+    @SuppressWarnings("unused") // written through PHASE
+    private volatile int phase;
+    private static final AtomicIntegerFieldUpdater<InboundRequest> PHASE =
+            AtomicIntegerFieldUpdater.newUpdater(InboundRequest.class, "phase");
     /** Over TCP: drops the request at the request timeout; the connection's event loop only. */
     public ScheduledFuture<?> expiry;
     /** The event loop's list of open requests (dropped at close); event loop only. */
@@ -246,10 +251,25 @@ public abstract class InboundRequest implements DeadlineQueue.Entry {
         return Math.max(0, deadline - System.nanoTime());
     }
 
-    /** Over Homa: no reply came within the request timeout. */
+    /**
+     * Its handler may start: false if its deadline passed first (the timer won), and then the
+     * handler must not run. Once only.
+     */
+    boolean markStarted() {
+        return PHASE.compareAndSet(this, 0, 1);
+    }
+
+    /**
+     * Over Homa: its deadline passed. Still waiting for a thread: dropped unrun as expired (the
+     * handler will not start); in its handler: dropped, a later reply is discarded.
+     */
     @Override
     public void deadlinePassed() {
-        drop("no reply within the request timeout");
+        if (PHASE.compareAndSet(this, 0, 2)) {
+            expired();
+        } else {
+            drop("no reply within its deadline or the request timeout");
+        }
     }
 
     /** OPEN to DROPPED: true if this call dropped it (and released its bytes). */

@@ -184,7 +184,6 @@ public final class TcpServer {
         public void expireRequest(InboundRequest r) {
             if (r.markDropped()) {
                 count(ShellCounter.REQUESTS_EXPIRED);
-                count(ShellCounter.REQUESTS_SKIPPED);
                 onLoop(Unpooled.EMPTY_BUFFER, () -> {
                     cancelExpiry(r);
                     answer(TcpFrames.error(channel.alloc(), TcpFrames.DROPPED, r.rpcId,

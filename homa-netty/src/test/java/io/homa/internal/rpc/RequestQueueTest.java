@@ -110,6 +110,28 @@ class RequestQueueTest {
     }
 
     @Test
+    void aFlood_arrivingFasterThanTheHandlersFinish_isRefusedOncePastTheTarget_thoughDeadlinesAreFar() {
+        RequestQueue q = new RequestQueue(10_000, TARGET, INTERVAL, 2);
+        handlersTake(q, 10 * MS); // 200 a second at most
+        long now = 0;
+        for (int i = 0; i < 1_000; i++) { // 2,000 a second, each with 5 s to go
+            q.offer(request(i, now + 5_000 * MS), now);
+            now += MS / 2;
+        }
+        now -= MS / 2; // 499.5 ms
+        List<Integer> shed = new ArrayList<>();
+        InboundRequest s;
+        while ((s = q.pollStale(now)) != null) {
+            assertEquals(RequestQueue.SHED, s.queueVerdict);
+            shed.add(((Request) s).n);
+        }
+        // All that waited more than the target (10 ms: the handlers' time) are refused, oldest first.
+        assertEquals(980, shed.size(), "requests 0..979 waited 10 ms or more (the mean is a hair under 10 ms)");
+        assertEquals(0, shed.get(0));
+        assertEquals(999, takeN(q, now));
+    }
+
+    @Test
     void aBurstTheHandlersCanWorkOffInTime_isServedWhole_evenUnderOverload() {
         RequestQueue q = new RequestQueue(20_000, TARGET, INTERVAL, 2);
         handlersTake(q, 50_000); // 50 us each, two threads

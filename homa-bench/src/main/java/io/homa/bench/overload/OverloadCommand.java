@@ -1,0 +1,316 @@
+package io.homa.bench.overload;
+
+import io.homa.HomaConfig;
+import io.homa.HomaException;
+import io.homa.HomaOverloadedException;
+import io.homa.HomaSocket;
+import io.homa.HomaTimeoutException;
+import io.homa.bench.Json;
+
+import java.io.BufferedReader;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The flood of issue 25, as a new user meets it: a server JVM of its own (default configuration
+ * but its executor threads, a small heap) whose handler takes a fixed time, and client sockets in
+ * this JVM that send it many requests at once, each with a deadline. Reports, per setting and run:
+ * the calls that succeeded against the handlers' capacity (threads x deadline / handler time), how
+ * the others failed and how soon, handlers started for callers who had already given up, how long
+ * a new call takes right after the flood, and the server's live heap.
+ *
+ * <pre>
+ * java -cp homa-bench.jar io.homa.bench.Main overload [--handler-ms 1,10,100] [--threads 1,2,16]
+ *     [--calls 20000] [--clients 8] [--deadline 5s] [--runs 3] [--heap 256m] [--out DIR]
+ * </pre>
+ */
+public final class OverloadCommand {
+    private OverloadCommand() {
+    }
+
+    /** The figures of one run. */
+    public record Run(double handlerMs, int threads, int calls, long deadlineMs, long capacity, long succeeded,
+                      long overloaded, long timedOut, long otherFailures, double overloadedP50Ms, double floodMs,
+                      long handlersDuringFlood, long lateStarts, double worstLateMs, double newCallMs,
+                      boolean newCallOk, double liveHeapMiB, boolean serverAlive, Map<String, String> server) {
+        Map<String, Object> toJson() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("handler_ms", handlerMs);
+            m.put("threads", threads);
+            m.put("calls", calls);
+            m.put("deadline_ms", deadlineMs);
+            m.put("capacity", capacity);
+            m.put("succeeded", succeeded);
+            m.put("overloaded", overloaded);
+            m.put("timed_out", timedOut);
+            m.put("other_failures", otherFailures);
+            m.put("overloaded_p50_ms", overloadedP50Ms);
+            m.put("flood_ms", floodMs);
+            m.put("handlers_during_flood", handlersDuringFlood);
+            m.put("late_handler_starts", lateStarts);
+            m.put("worst_late_ms", worstLateMs);
+            m.put("new_call_ms", newCallMs);
+            m.put("new_call_ok", newCallOk);
+            m.put("server_live_heap_mib", liveHeapMiB);
+            m.put("server_alive", serverAlive);
+            m.put("server", new LinkedHashMap<>(server));
+            return m;
+        }
+    }
+
+    public static int execute(String[] args, PrintStream out) {
+        List<Double> handlerMs = List.of(10.0);
+        List<Integer> threads = List.of(2);
+        int calls = 20_000;
+        int clients = 8;
+        Duration deadline = Duration.ofSeconds(5);
+        int runs = 3;
+        String heap = "256m";
+        Path dir = null;
+        for (int i = 0; i < args.length; i++) {
+            String v = i + 1 < args.length ? args[i + 1] : null;
+            switch (args[i]) {
+                case "--handler-ms" -> { handlerMs = Arrays.stream(v.split(",")).map(Double::parseDouble).toList(); i++; }
+                case "--threads" -> { threads = Arrays.stream(v.split(",")).map(Integer::parseInt).toList(); i++; }
+                case "--calls" -> { calls = Integer.parseInt(v); i++; }
+                case "--clients" -> { clients = Integer.parseInt(v); i++; }
+                case "--deadline" -> { deadline = Duration.parse("PT" + v.toUpperCase(Locale.ROOT)); i++; }
+                case "--runs" -> { runs = Integer.parseInt(v); i++; }
+                case "--heap" -> { heap = v; i++; }
+                case "--out" -> { dir = Path.of(v); i++; }
+                case "--help" -> {
+                    out.println("overload [--handler-ms 1,10,100] [--threads 1,2,16] [--calls 20000] [--clients 8]"
+                            + " [--deadline 5s] [--runs 3] [--heap 256m] [--out DIR]");
+                    return 0;
+                }
+                default -> throw new IllegalArgumentException("unknown option " + args[i] + " (--help)");
+            }
+        }
+        List<Run> all = new ArrayList<>();
+        out.printf(Locale.ROOT, "%-8s %-7s %-4s %9s %9s %10s %9s %8s %9s %7s %11s %10s%n", "handler", "threads", "run",
+                "succeeded", "capacity", "overloaded", "timedout", "ovl p50", "handlers", "late", "new call", "live heap");
+        for (double h : handlerMs) {
+            for (int t : threads) {
+                for (int run = 1; run <= runs; run++) {
+                    Run r = runOnce(h, t, calls, clients, deadline, heap);
+                    all.add(r);
+                    out.printf(Locale.ROOT, "%-8s %-7d %-4d %9d %9d %10d %9d %6.0fms %9d %7d %9s %8.1fMiB%s%n",
+                            h + "ms", t, run, r.succeeded, r.capacity, r.overloaded, r.timedOut, r.overloadedP50Ms,
+                            r.handlersDuringFlood, r.lateStarts,
+                            r.newCallOk ? String.format(Locale.ROOT, "%.1fms", r.newCallMs) : "FAILED",
+                            r.liveHeapMiB, r.serverAlive ? "" : "  SERVER DIED");
+                }
+            }
+        }
+        if (dir != null) {
+            try {
+                Files.createDirectories(dir);
+                Map<String, Object> doc = new LinkedHashMap<>();
+                doc.put("command", "overload");
+                doc.put("calls", calls);
+                doc.put("clients", clients);
+                doc.put("deadline_ms", deadline.toMillis());
+                doc.put("server_heap", heap);
+                doc.put("runs", all.stream().map(Run::toJson).toList());
+                Files.writeString(dir.resolve("results.json"), Json.write(doc));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        return 0;
+    }
+
+    /** One flood against a fresh server JVM. */
+    public static Run runOnce(double handlerMs, int threads, int calls, int clientCount, Duration deadline, String heap) {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(ProcessHandle.current().info().command().orElse("java"));
+        cmd.add("-Xmx" + heap);
+        cmd.add("-XX:+ExitOnOutOfMemoryError");
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(io.homa.bench.Main.class.getName());
+        cmd.addAll(List.of("overload-server", "--handler-ms", Double.toString(handlerMs), "--threads",
+                Integer.toString(threads)));
+        Process p;
+        try {
+            p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot start the server JVM: " + cmd, e);
+        }
+        BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+        Thread reader = new Thread(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                for (String l; (l = r.readLine()) != null; ) {
+                    lines.add(l);
+                }
+            } catch (IOException e) {
+                // gone
+            }
+        }, "overload-server-out");
+        reader.setDaemon(true);
+        reader.start();
+        BufferedWriter commands = new BufferedWriter(new OutputStreamWriter(p.getOutputStream(), StandardCharsets.UTF_8));
+        List<HomaSocket> clients = new ArrayList<>();
+        try {
+            String first = lines.poll(60, TimeUnit.SECONDS);
+            if (first == null || !first.startsWith("PORT ")) {
+                throw new IllegalStateException("the server JVM did not start: " + first);
+            }
+            InetSocketAddress server = new InetSocketAddress("127.0.0.1", Integer.parseInt(first.substring(5).trim()));
+            for (int i = 0; i < clientCount; i++) {
+                clients.add(HomaSocket.open(HomaConfig.builder().bindAddress(new InetSocketAddress("127.0.0.1", 0)).build()));
+            }
+            warmUp(clients.get(0), server);
+            long before = Long.parseLong(stats(commands, lines).get("started"));
+            commands.write("RESET\n"); // the idle time between handlers counts from the flood on
+            commands.flush();
+            lines.poll(10, TimeUnit.SECONDS);
+
+            SplittableRandom random = new SplittableRandom(25);
+            AtomicLong succeeded = new AtomicLong();
+            AtomicLong overloaded = new AtomicLong();
+            AtomicLong timedOut = new AtomicLong();
+            AtomicLong other = new AtomicLong();
+            long[] overloadedAfter = new long[calls];
+            AtomicLong overloadedCount = new AtomicLong();
+            List<CompletableFuture<?>> futures = new ArrayList<>(calls);
+            long start = System.nanoTime();
+            for (int i = 0; i < calls; i++) {
+                byte[] request = new byte[8 + random.nextInt(1_993)]; // 8 to 2,000 bytes
+                long callStart = System.nanoTime();
+                ByteBuffer.wrap(request).putLong(callStart + deadline.toNanos());
+                futures.add(clients.get(i % clientCount).call(server, request, deadline).handle((v, e) -> {
+                    Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+                    if (cause == null) {
+                        succeeded.incrementAndGet();
+                    } else if (cause instanceof HomaOverloadedException) {
+                        overloaded.incrementAndGet();
+                        int k = (int) overloadedCount.getAndIncrement();
+                        overloadedAfter[k] = System.nanoTime() - callStart;
+                    } else if (cause instanceof HomaTimeoutException) {
+                        timedOut.incrementAndGet();
+                    } else {
+                        other.incrementAndGet();
+                        if (!(cause instanceof HomaException)) {
+                            cause.printStackTrace();
+                        }
+                    }
+                    return null;
+                }));
+            }
+            CompletableFuture.allOf(futures.toArray(new CompletableFuture[0]))
+                    .get(deadline.toMillis() * 3 + 30_000, TimeUnit.MILLISECONDS);
+            double floodMs = (System.nanoTime() - start) / 1e6;
+            long during = Long.parseLong(stats(commands, lines).get("started")) - before;
+
+            // A new caller, right after the flood.
+            long t0 = System.nanoTime();
+            boolean ok;
+            try {
+                byte[] probe = new byte[100];
+                ByteBuffer.wrap(probe).putLong(t0 + deadline.toNanos());
+                clients.get(0).call(server, probe, deadline).get(deadline.toMillis() + 5_000, TimeUnit.MILLISECONDS);
+                ok = true;
+            } catch (Exception e) {
+                ok = false;
+            }
+            double newCallMs = (System.nanoTime() - t0) / 1e6;
+            Map<String, String> s = stats(commands, lines);
+            long queuedAtClient = 0;
+            long expiredAtClient = 0;
+            for (HomaSocket c : clients) {
+                queuedAtClient += c.metrics().shell(io.homa.HomaMetrics.Shell.CALLS_QUEUED);
+                expiredAtClient += c.metrics().shell(io.homa.HomaMetrics.Shell.CALLS_DEADLINE_EXPIRED);
+            }
+            s.put("client_calls_queued", Long.toString(queuedAtClient));
+            s.put("client_deadline_expired", Long.toString(expiredAtClient));
+            s.put("flood_ms", Long.toString((long) floodMs));
+            int n = (int) overloadedCount.get();
+            long[] ovl = Arrays.copyOf(overloadedAfter, n);
+            Arrays.sort(ovl);
+            long capacity = (long) (threads * deadline.toNanos() / (handlerMs * 1e6));
+            return new Run(handlerMs, threads, calls, deadline.toMillis(), capacity, succeeded.get(), overloaded.get(),
+                    timedOut.get(), other.get(), n == 0 ? 0 : ovl[n / 2] / 1e6, floodMs, during,
+                    Long.parseLong(s.get("late")), Double.parseDouble(s.get("worstLateMs")), newCallMs, ok,
+                    Double.parseDouble(s.get("liveHeapMiB")), p.isAlive(), s);
+        } catch (Exception e) {
+            if (!p.isAlive()) {
+                return new Run(handlerMs, threads, calls, deadline.toMillis(), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                        false, 0, false, Map.of("error", e.toString(), "exit", Integer.toString(p.exitValue())));
+            }
+            throw new IllegalStateException("overload run failed", e);
+        } finally {
+            clients.forEach(HomaSocket::close);
+            try {
+                commands.write("QUIT\n");
+                commands.flush();
+            } catch (IOException e) {
+                // gone already
+            }
+            try {
+                if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                    p.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                p.destroyForcibly();
+            }
+        }
+    }
+
+    /** A few seconds of calls one at a time, so that the flood does not meet a cold JIT. */
+    private static void warmUp(HomaSocket client, InetSocketAddress server) throws Exception {
+        long until = System.nanoTime() + 2_000_000_000L;
+        int inFlight = 4;
+        List<CompletableFuture<byte[]>> window = new ArrayList<>();
+        while (System.nanoTime() - until < 0) {
+            window.clear();
+            for (int i = 0; i < inFlight; i++) {
+                byte[] b = new byte[100];
+                ByteBuffer.wrap(b).putLong(System.nanoTime() + 5_000_000_000L);
+                window.add(client.call(server, b, Duration.ofSeconds(5)));
+            }
+            for (CompletableFuture<byte[]> f : window) {
+                f.get(10, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    private static Map<String, String> stats(BufferedWriter commands, BlockingQueue<String> lines) throws Exception {
+        commands.write("STATS\n");
+        commands.flush();
+        String line = lines.poll(30, TimeUnit.SECONDS);
+        if (line == null || !line.startsWith("STATS ")) {
+            throw new IllegalStateException("the server JVM did not answer STATS: " + line);
+        }
+        Map<String, String> m = new LinkedHashMap<>();
+        for (String kv : line.substring(6).split(" ")) {
+            int eq = kv.indexOf('=');
+            m.put(kv.substring(0, eq), kv.substring(eq + 1));
+        }
+        return m;
+    }
+}
