@@ -183,22 +183,39 @@ final class HomaClientStream extends StreamBase implements ClientStream, Inbound
 
     @Override
     public void cancel(Status reason) {
-        end(reason, true);
+        end(reason, true, RpcProgress.PROCESSED);
     }
 
     @Override
     void fail(Status status) {
-        end(status, true);
+        end(status, true, RpcProgress.PROCESSED);
+    }
+
+    /**
+     * An OPEN the Homa server refused before its application saw it (OVERLOADED: its handler queue
+     * shed it, or was full) is a refused stream, which gRPC may retry transparently; any other
+     * failure is a processed one (after a server restart the outcome is unknown: no transparent
+     * retry).
+     */
+    @Override
+    void failedSend(int type, Throwable error) {
+        Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+                ? error.getCause() : error;
+        if (type == Frame.OPEN && cause instanceof io.homa.HomaOverloadedException) {
+            end(Failures.toStatus(cause, deadline()), false, RpcProgress.REFUSED);
+        } else {
+            fail(Failures.toStatus(error, deadline()));
+        }
     }
 
     /** Ends the stream at this end; tells the server if it knows the stream. */
-    private void end(Status status, boolean tellServer) {
+    private void end(Status status, boolean tellServer, RpcProgress progress) {
         CompletableFuture<byte[]> call;
         synchronized (this) {
             if (closed) {
                 return;
             }
-            finishLocked(status, new Metadata(), tellServer);
+            finishLocked(status, new Metadata(), tellServer, progress);
             call = unary ? openCall : null;
         }
         if (call != null) {
@@ -208,11 +225,11 @@ final class HomaClientStream extends StreamBase implements ClientStream, Inbound
     }
 
     private void failLocked(Status status) {
-        finishLocked(status, new Metadata(), true);
+        finishLocked(status, new Metadata(), true, RpcProgress.PROCESSED);
     }
 
     /** The stream is over: tells the listener (once), forgets the stream. Lock held. */
-    private void finishLocked(Status status, Metadata trailers, boolean tellServer) {
+    private void finishLocked(Status status, Metadata trailers, boolean tellServer, RpcProgress progress) {
         closed = true;
         outbound.clear();
         inbound.discardWaiting();
@@ -228,7 +245,7 @@ final class HomaClientStream extends StreamBase implements ClientStream, Inbound
         stats.clientInboundTrailers(trailers);
         stats.streamClosed(status);
         ClientStreamListener l = listener;
-        sync.executeLater(() -> l.closed(status, RpcProgress.PROCESSED, trailers));
+        sync.executeLater(() -> l.closed(status, progress, trailers));
     }
 
     /** A frame from the server; returns the reply code. */
@@ -255,7 +272,7 @@ final class HomaClientStream extends StreamBase implements ClientStream, Inbound
                     credit(f.credit);
                     break;
                 case Frame.CANCEL:
-                    finishLocked(f.status, new Metadata(), false);
+                    finishLocked(f.status, new Metadata(), false, RpcProgress.PROCESSED);
                     break;
                 default:
                     failLocked(Status.INTERNAL.withDescription("the server sent a " + Frame.typeName(f.type) + " frame"));
@@ -340,7 +357,7 @@ final class HomaClientStream extends StreamBase implements ClientStream, Inbound
 
     @Override
     public void end(Status status, Metadata trailers) {
-        finishLocked(status, trailers, false);
+        finishLocked(status, trailers, false, RpcProgress.PROCESSED);
     }
 
     // ---- the rest of ClientStream ----

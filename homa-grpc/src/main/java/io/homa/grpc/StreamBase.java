@@ -129,7 +129,7 @@ abstract class StreamBase implements Stream {
             call.whenComplete((reply, error) -> {
                 if (error != null) {
                     if (type != Frame.CANCEL) {
-                        fail(Failures.toStatus(error, deadline()));
+                        failedSend(type, error);
                     }
                 } else {
                     onReply(type, reply);
@@ -138,6 +138,14 @@ abstract class StreamBase implements Stream {
         } catch (RuntimeException e) { // a closed socket, a message over the Homa limit
             fail(Failures.toStatus(e, deadline()));
         }
+    }
+
+    /**
+     * A frame of {@code type} failed as a Homa RPC: ends the stream with the status of the failure.
+     * A client stream whose OPEN the server refused unrun says so to gRPC (a refused stream).
+     */
+    void failedSend(int type, Throwable error) {
+        fail(Failures.toStatus(error, deadline()));
     }
 
     /** Checks the reply to a frame of {@code type}. */

@@ -13,11 +13,11 @@ import java.util.ArrayDeque;
  *       are taken newest first (adaptive LIFO), so that callers who still wait get answers and a
  *       new caller does not wait behind the backlog; and the oldest request is refused
  *       (OVERLOADED: its caller hears at once, and may retry elsewhere or later) once it has
- *       waited longer than the <em>target</em> and the handlers will not reach it before its
- *       deadline: requests arrive faster than the handlers finish them (so newer ones would
- *       always go first), or the queue in front of it takes longer to work off than it has left.
- *       A burst the handlers can work off in time is served whole; a flood is refused early, at
- *       its oldest end.</li>
+ *       waited longer than the <em>target</em> and working off the requests in front of it (at
+ *       the handlers' measured pace) would take half the time it has left or more. So the queue
+ *       keeps what the handlers can serve with time to spare: a burst they can work off in time
+ *       is served whole, a flood is refused early at its oldest end, and what is kept is served
+ *       after it, before its callers' deadlines.</li>
  *   <li>A request whose deadline (its caller's, or the server's request timeout) has passed is
  *       never started.</li>
  * </ul>
@@ -57,11 +57,6 @@ public final class RequestQueue {
     private final int parallelism;
     private final java.util.concurrent.atomic.AtomicInteger running = new java.util.concurrent.atomic.AtomicInteger();
     private volatile int mostRunning = 1;
-    /** Requests offered per ns, decaying with a time constant of {@link #RATE_WINDOW} ns. */
-    private double arrivalRate;
-    private long lastOffer;
-    /** The arrival rate's memory: a second, so that a burst's few milliseconds are not mistaken for a flood. */
-    static final double RATE_WINDOW = 1e9;
     private long highWater;
     private final long[] delays = new long[DELAY_BUCKETS];
 
@@ -89,9 +84,6 @@ public final class RequestQueue {
             lastEmpty = now;
         }
         r.queuedAt = now;
-        double dt = Math.max(0, now - lastOffer);
-        arrivalRate = arrivalRate * Math.exp(-dt / RATE_WINDOW) + 1 / RATE_WINDOW;
-        lastOffer = now;
         waiting.addLast(r);
         highWater = Math.max(highWater, waiting.size());
         return true;
@@ -155,25 +147,21 @@ public final class RequestQueue {
         if (left <= 0) {
             return EXPIRED;
         }
-        if (overloaded && now - r.queuedAt > target() && unreachable(now, ahead, left)) {
+        if (overloaded && now - r.queuedAt > target() && tooFarBack(ahead, left)) {
             return SHED;
         }
         return RUN;
     }
 
     /**
-     * Whether the handlers will not reach a request behind {@code ahead} others within
-     * {@code left} ns: the queue grows (newer requests would always go first), or working off
-     * those in front takes longer than that.
+     * Whether a request behind {@code ahead} others is too far back to be served with time to
+     * spare: working them off, at the handlers' mean time and parallelism, takes half of its
+     * {@code left} ns or more. Half, because more requests keep arriving on top under overload,
+     * and because its deadline as the server knows it is late by the time its packets waited
+     * before the engine read them.
      */
-    private boolean unreachable(long now, int ahead, long left) {
-        long s = serviceNanos;
-        if (s == 0) {
-            return false; // no handler has finished yet: no pace to judge by
-        }
-        double serviceRate = handlers() / (double) s; // per ns
-        double arrivals = arrivalRate * Math.exp(-Math.max(0, now - lastOffer) / RATE_WINDOW);
-        return arrivals >= serviceRate || ahead / (serviceRate - arrivals) >= left;
+    private boolean tooFarBack(int ahead, long left) {
+        return (double) ahead * serviceNanos / handlers() >= left / 2.0;
     }
 
     private int handlers() {

@@ -88,7 +88,7 @@ class RequestQueueTest {
     }
 
     @Test
-    void overload_newestFirst_andTheOldestRefusedOnceTheHandlersCannotReachItInTime() {
+    void overload_newestFirst_andTheOldestRefusedOnceTheHandlersCannotReachItWithTimeToSpare() {
         RequestQueue q = new RequestQueue(10_000, TARGET, INTERVAL, 1);
         handlersTake(q, 10 * MS); // target 10 ms, interval 100 ms
         assertTrue(q.offer(request(0, 200 * MS), 0));
@@ -110,7 +110,7 @@ class RequestQueueTest {
     }
 
     @Test
-    void aFlood_arrivingFasterThanTheHandlersFinish_isRefusedOncePastTheTarget_thoughDeadlinesAreFar() {
+    void aFlood_isRefusedAtItsOldEnd_keepingWhatTheHandlersCanServeWithTimeToSpare() {
         RequestQueue q = new RequestQueue(10_000, TARGET, INTERVAL, 2);
         handlersTake(q, 10 * MS); // 200 a second at most
         long now = 0;
@@ -125,10 +125,13 @@ class RequestQueueTest {
             assertEquals(RequestQueue.SHED, s.queueVerdict);
             shed.add(((Request) s).n);
         }
-        // All that waited more than the target (10 ms: the handlers' time) are refused, oldest first.
-        assertEquals(980, shed.size(), "requests 0..979 waited 10 ms or more (the mean is a hair under 10 ms)");
+        // Request k has 4,500.5 + k/2 ms left and 999 - k requests of 5 ms (two threads) in
+        // front: it is refused while (999 - k) * 5 >= (4,500.5 + k / 2) / 2, for k = 0..522.
+        assertEquals(523, shed.size());
         assertEquals(0, shed.get(0));
-        assertEquals(999, takeN(q, now));
+        assertEquals(522, shed.get(shed.size() - 1));
+        assertEquals(477, q.size(), "kept: what two threads serve in about 2.4 s, half the time those callers have left");
+        assertEquals(999, takeN(q, now), "newest first");
     }
 
     @Test
@@ -138,7 +141,8 @@ class RequestQueueTest {
         for (int i = 0; i < 10_000; i++) {
             assertTrue(q.offer(request(i, 30_000 * MS), 0));
         }
-        // 200 ms later (overload: never empty for an interval), the last of them needs 250 ms more.
+        // 200 ms later (overload: never empty for an interval), the oldest waits for 250 ms of
+        // work, with 29.8 s to go.
         assertNull(q.pollStale(200 * MS), "nothing is refused that can be served in time");
         assertEquals(9_999, takeN(q, 200 * MS), "but the newest go first");
     }
