@@ -77,7 +77,7 @@ public interface HomaRequest {
      * How long the caller will still wait for the response: until its deadline, which the client
      * sends with the request (the {@code Duration} of its call, less the time spent before the
      * request left; the server takes off a margin for the time on the way: 1 ms, or 2% of what
-     * was left, at most 100 ms),
+     * was left (at most 100 ms), or twice how late its event loop has been running recently),
      * or, for a client that sent none (an older peer, or a request over the TCP fallback), the
      * server's {@link HomaConfig#requestTimeout()}; whichever comes first. {@link Duration#ZERO}
      * once it has passed. A handler doing long work may check it and give up: once it is zero the

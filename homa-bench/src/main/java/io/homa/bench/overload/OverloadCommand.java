@@ -245,6 +245,22 @@ public final class OverloadCommand {
                 queuedAtClient += c.metrics().shell(io.homa.HomaMetrics.Shell.CALLS_QUEUED);
                 expiredAtClient += c.metrics().shell(io.homa.HomaMetrics.Shell.CALLS_DEADLINE_EXPIRED);
             }
+            long[] engine = new long[6];
+            for (HomaSocket c : clients) {
+                io.homa.HomaMetrics m = c.metrics();
+                engine[0] += m.counter("TIMEOUTS");
+                engine[1] += m.counter("REQUEST_RESTARTS");
+                engine[2] += m.packetsReceived("OVERLOADED");
+                engine[3] += m.packetsReceived("RPC_UNKNOWN");
+                engine[4] += m.packetsSent("RESEND");
+                engine[5] += m.droppedPackets();
+            }
+            s.put("client_engine_timeouts", Long.toString(engine[0]));
+            s.put("client_restarts", Long.toString(engine[1]));
+            s.put("client_received_overloaded", Long.toString(engine[2]));
+            s.put("client_received_rpc_unknown", Long.toString(engine[3]));
+            s.put("client_sent_resend", Long.toString(engine[4]));
+            s.put("client_dropped", Long.toString(engine[5]));
             s.put("client_calls_queued", Long.toString(queuedAtClient));
             s.put("client_deadline_expired", Long.toString(expiredAtClient));
             s.put("flood_ms", Long.toString((long) floodMs));

@@ -88,6 +88,8 @@ final class EngineLoop {
 
     private ScheduledFuture<?> timer;
     private long timerDeadline = Long.MAX_VALUE;
+    /** See {@link #recentLagNanos()}. */
+    private long lagNanos;
     private boolean draining;
     private boolean drainAgain;
     private boolean readPending;
@@ -299,6 +301,10 @@ final class EngineLoop {
     }
 
     private void onTimer() {
+        long late = System.nanoTime() - timerDeadline;
+        // How late the loop runs, recently (a decaying maximum): on a busy machine a datagram can
+        // wait about as long in the socket before this loop reads it.
+        lagNanos = Math.max(Math.max(0, late), lagNanos - lagNanos / 8);
         timer = null;
         timerDeadline = Long.MAX_VALUE;
         if (closed) {
@@ -370,6 +376,11 @@ final class EngineLoop {
             }
             writer.send(t, t.payloadByReference() ? buffers.get(t.payload()) : null);
         }
+    }
+
+    /** How late this loop's timer has fired recently (ns, a decaying maximum). Loop only. */
+    long recentLagNanos() {
+        return lagNanos;
     }
 
     private void armTimer() {

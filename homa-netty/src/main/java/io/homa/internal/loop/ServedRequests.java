@@ -108,7 +108,7 @@ final class ServedRequests implements InboundRequest.Path {
         // The caller's deadline, if it sent one and it comes before the server's own timeout.
         long deadline = now + requestTimeoutNanos;
         if (e.deadline() != 0) {
-            long callers = e.deadline() - deadlineGuard(e.deadline() - now);
+            long callers = e.deadline() - deadlineGuard(e.deadline() - now, l.recentLagNanos());
             if (callers - deadline < 0) {
                 deadline = callers;
             }
@@ -129,12 +129,14 @@ final class ServedRequests implements InboundRequest.Path {
     /**
      * How much earlier than the engine says the server takes a caller's deadline to be: the engine
      * adds the time left, as the client sent it, to when it read the request's first packet, which
-     * is later than when the client sent it by the way there (and any time the datagram waited in
-     * the socket). 1 ms, or 2% of the time left, at most 100 ms: so a handler does not start for a
-     * caller whose own clock has just run out.
+     * is later than when the client sent it by the way there and by the time the datagram waited
+     * in the socket for a busy loop. 1 ms, or 2% of the time left (at most 100 ms), or twice how
+     * late this loop's timer has fired recently, whichever is most: so a handler does not start for
+     * a caller whose own clock has just run out.
      */
-    static long deadlineGuard(long leftNanos) {
-        return Math.min(TimeUnit.MILLISECONDS.toNanos(100), Math.max(TimeUnit.MILLISECONDS.toNanos(1), leftNanos / 50));
+    static long deadlineGuard(long leftNanos, long loopLagNanos) {
+        long guard = Math.min(TimeUnit.MILLISECONDS.toNanos(100), Math.max(TimeUnit.MILLISECONDS.toNanos(1), leftNanos / 50));
+        return Math.max(guard, 2 * loopLagNanos);
     }
 
     /** The engine's CANCELLED event: the client gave up a request we hold; its RPC is gone already. */
