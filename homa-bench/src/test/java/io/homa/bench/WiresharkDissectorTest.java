@@ -74,6 +74,8 @@ class WiresharkDissectorTest {
     private static final String HOST = "127.0.0.1";
     /** The echo server holds (never answers) a request of this length, to provoke BUSY. */
     private static final int HOLD_LENGTH = 777;
+    /** The restarted server's one handler thread holds a request of this length until its caller cancels it (CANCEL). */
+    private static final int GIVEN_UP_LENGTH = 666;
     /** The restarted server's one handler thread blocks on a request of this length, to provoke OVERLOADED. */
     private static final int BLOCK_LENGTH = 555;
     private static final int[] ECHO_SIZES = {0, 1, 100, 1432, 1433, 50_000, 200_000};
@@ -191,7 +193,17 @@ class WiresharkDissectorTest {
             // blocked and one waiting is refused unrun, with OVERLOADED.
             serverB = HomaSocket.open(config(server.getPort()).executorThreads(1).maxQueuedRequests(1).build());
             CountDownLatch unblock = new CountDownLatch(1);
+            CountDownLatch givenUpArrived = new CountDownLatch(1);
+            CountDownLatch givenUpRelease = new CountDownLatch(1);
             serverB.serve(request -> {
+                if (request.length() == GIVEN_UP_LENGTH) { // holds the thread until its caller gave up
+                    givenUpArrived.countDown();
+                    try {
+                        givenUpRelease.await(WAIT.toSeconds(), TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
                 if (request.length() == BLOCK_LENGTH) {
                     try {
                         unblock.await(WAIT.toSeconds(), TimeUnit.SECONDS);
@@ -205,6 +217,13 @@ class WiresharkDissectorTest {
             HomaSocket b0 = serverB;
             await(() -> b0.metrics().packetsSent("RPC_UNKNOWN") > 0
                     && b0.metrics().packetsReceived("ACK") > 0, () -> "RPC_UNKNOWN and ACK " + b0.metrics());
+
+            // A call given up while its handler runs: the client tells the server with CANCEL.
+            CompletableFuture<byte[]> givenUp = clientSocket.call(server, random(GIVEN_UP_LENGTH, 30));
+            assertTrue(givenUpArrived.await(WAIT.toSeconds(), TimeUnit.SECONDS), "the call to give up reached its handler");
+            givenUp.cancel(true);
+            await(() -> b0.metrics().packetsReceived("CANCEL") > 0, () -> "CANCEL " + b0.metrics());
+            givenUpRelease.countDown();
 
             // Three requests for one blocked handler thread and one place in the queue: at least one is refused.
             List<CompletableFuture<byte[]>> blocked = new ArrayList<>();

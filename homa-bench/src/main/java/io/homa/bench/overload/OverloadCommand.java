@@ -156,7 +156,7 @@ public final class OverloadCommand {
                 Integer.toString(threads)));
         Process p;
         try {
-            p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            p = new ProcessBuilder(cmd).start();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start the server JVM: " + cmd, e);
         }
@@ -172,6 +172,18 @@ public final class OverloadCommand {
         }, "overload-server-out");
         reader.setDaemon(true);
         reader.start();
+        // Its standard error goes to ours through Java (a forked test JVM's native stream is its runner's channel).
+        Thread errors = new Thread(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8))) {
+                for (String l; (l = r.readLine()) != null; ) {
+                    System.err.println("[overload-server] " + l);
+                }
+            } catch (IOException e) {
+                // gone
+            }
+        }, "overload-server-err");
+        errors.setDaemon(true);
+        errors.start();
         BufferedWriter commands = new BufferedWriter(new OutputStreamWriter(p.getOutputStream(), StandardCharsets.UTF_8));
         List<HomaSocket> clients = new ArrayList<>();
         try {
