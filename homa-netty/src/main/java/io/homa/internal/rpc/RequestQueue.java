@@ -181,11 +181,19 @@ public final class RequestQueue {
         return !waiting.isEmpty() && now - lastEmpty > interval();
     }
 
-    /** A handler ran for {@code nanos} (any thread; updates the mean, races lose a sample at worst). */
+    /**
+     * A handler ran for {@code nanos} (any thread; updates the mean, races lose a sample at worst).
+     * A sample is capped at four times the mean plus 1 ms: a handler preempted for a garbage
+     * collection or a burst of JIT compiling would otherwise make the queue think, for dozens of
+     * requests, that its handlers are ten times slower than they are, and refuse a burst that
+     * they can work off in time. A handler that really is slower raises the mean within a few
+     * dozen requests.
+     */
     public void served(long nanos) {
         running.decrementAndGet();
         long s = serviceNanos;
-        serviceNanos = s + (Math.max(0, nanos) - s) / 8;
+        long sample = Math.min(Math.max(0, nanos), 4 * s + 1_000_000);
+        serviceNanos = s + (sample - s) / 8;
     }
 
     /** The longest wait allowed under overload now. */
