@@ -71,14 +71,7 @@ class OverloadTest {
         List<Integer> ran = new CopyOnWriteArrayList<>();
         try (HomaSocket server = HomaSocket.open(Loopback.config().executorThreads(1).build());
              HomaSocket client = HomaSocket.open(Loopback.config().build())) {
-            server.serve(r -> {
-                byte[] b = r.toByteArray();
-                ran.add((int) b[0]);
-                if (b[0] == 0) {
-                    awaitQuietly(release);
-                }
-                r.reply(b);
-            });
+            server.serve(holdingTheFirst(ran, release));
             CompletableFuture<byte[]> first = client.call(Loopback.addressOf(server), new byte[]{0}, LONG);
             Loopback.await(LONG, () -> ran.size() == 1, server::toString);
             CompletableFuture<byte[]> second = client.call(Loopback.addressOf(server), new byte[]{1}, LONG);
@@ -107,14 +100,7 @@ class OverloadTest {
                 new DatagramFaults(1.0, 0, 0, Duration.ZERO)).build();
         try (HomaSocket server = HomaSocket.open(Loopback.config().executorThreads(1).build());
              HomaSocket client = HomaSocket.open(lossyClient)) {
-            server.serve(r -> {
-                byte[] b = r.toByteArray();
-                ran.add((int) b[0]);
-                if (b[0] == 0) {
-                    awaitQuietly(release);
-                }
-                r.reply(b);
-            });
+            server.serve(holdingTheFirst(ran, release));
             CompletableFuture<byte[]> first = client.call(Loopback.addressOf(server), new byte[]{0}, LONG);
             Loopback.await(LONG, () -> ran.size() == 1, server::toString);
             CompletableFuture<byte[]> second = client.call(Loopback.addressOf(server), new byte[]{1},
@@ -158,6 +144,21 @@ class OverloadTest {
             assertTrue(m.queueDelayMicros(0.5) <= m.queueDelayMicros(1.0));
             assertThrows(HomaBadArgumentException.class, () -> m.queueDelayMicros(1.5));
         }
+    }
+
+    /**
+     * A handler that records the first byte of each request and holds the thread on request 0
+     * until {@code release}: with one executor thread, later requests wait in the queue.
+     */
+    private static HomaHandler holdingTheFirst(List<Integer> ran, CountDownLatch release) {
+        return r -> {
+            byte[] b = r.toByteArray();
+            ran.add((int) b[0]);
+            if (b[0] == 0) {
+                awaitQuietly(release);
+            }
+            r.reply(b);
+        };
     }
 
     private static void awaitQuietly(CountDownLatch latch) {

@@ -56,7 +56,8 @@ final class Failures {
         return Status.INTERNAL.withDescription("homa-grpc: " + cause).withCause(cause);
     }
 
-    private static Throwable unwrap(Throwable t) {
+    /** The cause inside a future's CompletionException or ExecutionException. */
+    static Throwable unwrap(Throwable t) {
         while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
             t = t.getCause();
         }

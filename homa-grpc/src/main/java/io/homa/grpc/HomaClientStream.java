@@ -199,8 +199,7 @@ final class HomaClientStream extends StreamBase implements ClientStream, Inbound
      */
     @Override
     void failedSend(int type, Throwable error) {
-        Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
-                ? error.getCause() : error;
+        Throwable cause = Failures.unwrap(error);
         if (type == Frame.OPEN && cause instanceof io.homa.HomaOverloadedException) {
             end(Failures.toStatus(cause, deadline()), false, RpcProgress.REFUSED);
         } else {

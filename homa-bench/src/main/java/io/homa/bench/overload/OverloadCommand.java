@@ -313,12 +313,12 @@ public final class OverloadCommand {
     private static void warmUp(HomaSocket client, InetSocketAddress server) throws Exception {
         long until = System.nanoTime() + 2_000_000_000L;
         int inFlight = 4;
+        byte[][] requests = new byte[inFlight][100]; // each reused once its call has ended
         List<CompletableFuture<byte[]>> window = new ArrayList<>();
         while (System.nanoTime() - until < 0) {
             window.clear();
-            for (int i = 0; i < inFlight; i++) {
-                byte[] b = new byte[100];
-                ByteBuffer.wrap(b).putLong(System.nanoTime() + 5_000_000_000L);
+            for (byte[] b : requests) {
+                ByteBuffer.wrap(b).putLong(0, System.nanoTime() + 5_000_000_000L);
                 window.add(client.call(server, b, Duration.ofSeconds(5)));
             }
             for (CompletableFuture<byte[]> f : window) {

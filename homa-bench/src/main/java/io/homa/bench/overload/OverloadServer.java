@@ -29,6 +29,9 @@ import java.util.concurrent.locks.LockSupport;
  * first line out is {@code PORT <port>}.
  */
 public final class OverloadServer {
+    /** Every answer: the socket only reads a reply array, so one serves them all. */
+    private static final byte[] REPLY = new byte[8];
+
     private OverloadServer() {
     }
 
@@ -83,7 +86,7 @@ public final class OverloadServer {
                 while (System.nanoTime() - until < 0) {
                     LockSupport.parkNanos(until - System.nanoTime()); // the slow dependency
                 }
-                r.reply(new byte[8]);
+                r.reply(REPLY);
                 handlerNanosTotal.addAndGet(System.nanoTime() - now);
                 le[0] = System.nanoTime();
             });

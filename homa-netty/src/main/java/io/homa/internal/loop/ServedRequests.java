@@ -61,21 +61,23 @@ final class ServedRequests implements InboundRequest.Path {
     @Override
     public void dropRequest(InboundRequest r, String why) {
         if (r.markDropped()) {
-            l.runOnLoop(() -> dropOnLoop(r, why));
+            l.runOnLoop(() -> dropOnLoop(r, why, ShellCounter.REQUESTS_DROPPED));
         }
     }
 
     @Override
     public void expireRequest(InboundRequest r) {
         if (r.markDropped()) {
-            l.runOnLoop(() -> endUnrun(r, ShellCounter.REQUESTS_EXPIRED, false));
+            // Remembered like a dropped request: should its caller still wait (the server's own
+            // timeout was shorter) and send it again, the copy is dropped too, not queued anew.
+            l.runOnLoop(() -> dropOnLoop(r, "its deadline passed while it waited", ShellCounter.REQUESTS_EXPIRED));
         }
     }
 
     @Override
     public void shedRequest(InboundRequest r, long waitedNanos) {
         if (r.markDropped()) {
-            l.runOnLoop(() -> endUnrun(r, ShellCounter.REQUESTS_SHED, true));
+            l.runOnLoop(() -> shedOnLoop(r));
         }
     }
 
@@ -102,7 +104,8 @@ final class ServedRequests implements InboundRequest.Path {
         RequestHandler handler = l.socket.handler();
         if (handler == null || dropped.contains(now, e.peer(), e.rpcId())) {
             r.markDropped();
-            dropOnLoop(r, handler == null ? "no handler is set (serve() not called)" : "dropped before, retried");
+            dropOnLoop(r, handler == null ? "no handler is set (serve() not called)" : "dropped before, retried",
+                    ShellCounter.REQUESTS_DROPPED);
             return;
         }
         // The caller's deadline, if it sent one and it comes before the server's own timeout.
@@ -114,7 +117,6 @@ final class ServedRequests implements InboundRequest.Path {
             }
         }
         r.deadline = deadline;
-        r.expiresAt = deadline;
         track(r);
         l.deadlines.add(r);
         if (!l.dispatcher.submit(handler, r, now)) {
@@ -154,26 +156,15 @@ final class ServedRequests implements InboundRequest.Path {
         }
     }
 
-    /**
-     * Ends a request that never ran (on the loop): its deadline passed while it waited, or it was
-     * shed under overload ({@code refuse}: the client is told OVERLOADED). Counted as {@code why}.
-     */
-    private void endUnrun(InboundRequest r, ShellCounter why, boolean refuse) {
+    /** Refuses a queued request unrun, shed under overload: the client is told OVERLOADED (on the loop). */
+    private void shedOnLoop(InboundRequest r) {
         l.deadlines.remove(r);
         if (l.isClosed()) {
             return;
         }
         untrack(r);
-        l.count(why);
-        long now = System.nanoTime();
-        if (refuse) {
-            l.engine.rejectOverloaded(now, r.peer(), r.rpcId);
-        } else {
-            // Remembered, as a dropped request is: should its caller still wait (the server's own
-            // timeout was shorter) and send it again, the copy is dropped too, not queued anew.
-            dropped.add(now, r.peer(), r.rpcId);
-            l.engine.abandon(now, r.peer(), r.rpcId);
-        }
+        l.count(ShellCounter.REQUESTS_SHED);
+        l.engine.rejectOverloaded(System.nanoTime(), r.peer(), r.rpcId);
         l.drain();
     }
 
@@ -228,7 +219,7 @@ final class ServedRequests implements InboundRequest.Path {
                 log.debug("reply to {} discarded: the RPC is gone (client aborted or vanished)", r);
             } else {
                 log.warn("reply to {} refused by the engine: {}; the request is dropped", r, refused.getMessage());
-                dropOnLoop(r, "its reply was refused: " + refused.getMessage());
+                dropOnLoop(r, "its reply was refused: " + refused.getMessage(), ShellCounter.REQUESTS_DROPPED);
                 return;
             }
         }
@@ -236,11 +227,11 @@ final class ServedRequests implements InboundRequest.Path {
     }
 
     /**
-     * Drops a request: the engine frees its server RPC (counted as SERVER_RPCS_ABANDONED), and the
-     * client learns of it when it next asks (RPC_UNKNOWN, and its request restarts, to be dropped
-     * again while it is remembered here).
+     * Drops a request, counted as {@code counter}: the engine frees its server RPC (counted as
+     * SERVER_RPCS_ABANDONED), and the client learns of it when it next asks (RPC_UNKNOWN, and its
+     * request restarts, to be dropped again while it is remembered here).
      */
-    private void dropOnLoop(InboundRequest r, String why) {
+    private void dropOnLoop(InboundRequest r, String why, ShellCounter counter) {
         l.deadlines.remove(r);
         if (l.isClosed()) {
             return;
@@ -248,7 +239,7 @@ final class ServedRequests implements InboundRequest.Path {
         untrack(r);
         long now = System.nanoTime();
         log.debug("{} dropped: {}", r, why);
-        l.count(ShellCounter.REQUESTS_DROPPED);
+        l.count(counter);
         dropped.add(now, r.peer(), r.rpcId);
         l.engine.abandon(now, r.peer(), r.rpcId);
         l.drain();

@@ -83,12 +83,16 @@ public final class Dispatcher {
      * {@code r.deadline} is set: no handler starts for it once that time has passed.
      */
     public boolean submit(RequestHandler handler, InboundRequest r, long now) {
-        r.handler = handler;
-        if (inline) {
-            r.queueVerdict = now - r.deadline >= 0 ? RequestQueue.EXPIRED : RequestQueue.RUN;
-            act(r, now);
+        if (inline) { // no queue, so no pace to measure: just the deadline
+            if (now - r.deadline >= 0) {
+                r.expired();
+                r.skipped();
+            } else if (r.markStarted()) {
+                handle(handler, r);
+            }
             return true;
         }
+        r.handler = handler;
         if (!queue.offer(r, now)) {
             return false;
         }

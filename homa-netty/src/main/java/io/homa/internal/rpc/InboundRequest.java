@@ -89,11 +89,10 @@ public abstract class InboundRequest implements DeadlineQueue.Entry {
     public InboundRequest olderOpen;
     public InboundRequest newerOpen;
     public boolean tracked;
-    /** Over Homa: when the request times out ({@link System#nanoTime()}), in its loop's {@link DeadlineQueue}. */
-    public long expiresAt;
     /**
      * When its caller stops waiting ({@link System#nanoTime()}): the deadline the client sent, or
-     * else the server's request timeout. No handler starts for it later. Set before it is queued.
+     * else the server's request timeout. No handler starts for it later; over Homa it is also
+     * when its loop's {@link DeadlineQueue} drops it. Set before it is queued.
      */
     public long deadline;
     /** In the {@link RequestQueue}: when it was queued, its handler, and what to do with it once taken. */
@@ -218,7 +217,7 @@ public abstract class InboundRequest implements DeadlineQueue.Entry {
 
     @Override
     public long deadlineNanos() {
-        return expiresAt;
+        return deadline;
     }
 
     @Override
