@@ -14,6 +14,8 @@ local DATA_HEADER = 40
 local FLAG_RETRANSMIT = 0x01
 local GRANT_LENGTH = 20
 local RESEND_LENGTH = 24
+local RESEND_FLAG_WANTS_UPTIME = 0x01
+local UNKNOWN_SINCE_LENGTH = 28
 local CUTOFFS_LENGTH = 48
 local ACK_HEADER = 16
 local ACK_ENTRY = 10
@@ -28,13 +30,14 @@ local DEFAULT_MAX_MESSAGE = 64 * 1024 * 1024
 local DATA, GRANT, RESEND, RPC_UNKNOWN, BUSY, CUTOFFS, FREEZE, NEED_ACK, ACK =
     0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18
 -- homa-java's own: a server refused a request unrun, its application being overloaded; a
--- client gave a call up (cancelled, or its deadline passed).
-local OVERLOADED, CANCEL = 0x1F, 0x1E
+-- client gave a call up (cancelled, or its deadline passed); a server does not know an RPC and
+-- says how long it has been up (so the client can tell whether it restarted since the request).
+local OVERLOADED, CANCEL, RPC_UNKNOWN_SINCE = 0x1F, 0x1E, 0x1D
 
 local TYPE_NAMES = {
     [DATA] = "DATA", [GRANT] = "GRANT", [RESEND] = "RESEND", [RPC_UNKNOWN] = "RPC_UNKNOWN",
     [BUSY] = "BUSY", [CUTOFFS] = "CUTOFFS", [NEED_ACK] = "NEED_ACK", [ACK] = "ACK",
-    [OVERLOADED] = "OVERLOADED", [CANCEL] = "CANCEL",
+    [OVERLOADED] = "OVERLOADED", [CANCEL] = "CANCEL", [RPC_UNKNOWN_SINCE] = "RPC_UNKNOWN_SINCE",
 }
 
 local homa = Proto("homa", "Homa over UDP")
@@ -59,6 +62,11 @@ local f = {
     payload = ProtoField.bytes("homa.payload", "Payload"),
     priority = ProtoField.uint8("homa.priority", "Priority", base.DEC),
     resend_length = ProtoField.int32("homa.resend_length", "Length (-1: all sent so far)", base.DEC),
+    resend_flags = ProtoField.uint8("homa.resend_flags", "Flags", base.HEX),
+    wants_uptime = ProtoField.bool("homa.resend_flags.wants_uptime", "Wants the server's uptime if unknown", 8, nil,
+        RESEND_FLAG_WANTS_UPTIME),
+    incarnation = ProtoField.uint64("homa.incarnation", "Server incarnation", base.HEX),
+    uptime = ProtoField.uint64("homa.uptime", "Server uptime, ns", base.DEC),
     cutoff = ProtoField.uint32("homa.cutoff", "Cutoff", base.DEC),
     ack_count = ProtoField.uint8("homa.ack_count", "Ack count", base.DEC),
     ack_client_id = ProtoField.uint64("homa.ack.client_id", "Acked client id", base.DEC),
@@ -243,7 +251,9 @@ local function dissect_resend(tvb, tree, len)
     local off_item = tree:add(f.offset, tvb(12, 4))
     local len_item = tree:add(f.resend_length, tvb(16, 4))
     local prio_item = tree:add(f.priority, tvb(20, 1))
-    tree:add(f.reserved, tvb(21, 3))
+    local flags_item = tree:add(f.resend_flags, tvb(21, 1))
+    flags_item:add(f.wants_uptime, tvb(21, 1))
+    tree:add(f.reserved, tvb(22, 2))
     if length < -1 then
         problem(len_item, e.bad_length, "resend length " .. length, "BAD_LENGTH")
     elseif offset > max_message() or (length > 0 and offset + length > max_message()) then
@@ -351,6 +361,16 @@ local function dissect_packet(tvb, root)
         detail = dissect_cutoffs(tvb, tree, len)
     elseif code == ACK then
         detail = dissect_ack(tvb, tree, len)
+    elseif code == RPC_UNKNOWN_SINCE then
+        if fixed_length(tree, len, UNKNOWN_SINCE_LENGTH, name) then
+            tree:add(f.incarnation, tvb(12, 8))
+            tree:add(f.uptime, tvb(20, 8))
+            tree:add_proto_expert_info(e.unknown_rpc)
+            detail = string.format("incarnation=%s uptime=%.3fms", tvb(12, 8):uint64():tohex(),
+                tvb(20, 8):uint64():tonumber() / 1e6)
+        else
+            detail = "(truncated)"
+        end
     else
         fixed_length(tree, len, COMMON_HEADER, name)
         if code == RPC_UNKNOWN then tree:add_proto_expert_info(e.unknown_rpc) end
@@ -376,6 +396,7 @@ local function segment_size(tvb, len)
     elseif t == GRANT then size = GRANT_LENGTH
     elseif t == RESEND then size = RESEND_LENGTH
     elseif t == RPC_UNKNOWN or t == BUSY or t == NEED_ACK or t == OVERLOADED or t == CANCEL then size = COMMON_HEADER
+    elseif t == RPC_UNKNOWN_SINCE then size = UNKNOWN_SINCE_LENGTH
     elseif t == CUTOFFS then size = CUTOFFS_LENGTH
     elseif t == ACK then
         if len < ACK_HEADER then return nil end

@@ -17,6 +17,7 @@ final class Errors {
             case OVERLOADED -> new HomaOverloadedException(message);
             case RESOURCE_LIMIT -> new HomaException(HomaException.Kind.RESOURCE_LIMIT, message, cause);
             case IO_ERROR -> new HomaException(HomaException.Kind.IO_ERROR, message, cause);
+            case OUTCOME_UNKNOWN -> new HomaOutcomeUnknownException(message);
         };
         if (cause != null && e.getCause() == null) {
             e.initCause(cause);

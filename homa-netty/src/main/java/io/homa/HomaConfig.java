@@ -124,6 +124,7 @@ public final class HomaConfig {
     public static final boolean DEFAULT_ZERO_COPY_SEND = true;
     private final EngineConfig protocol;
     private final Duration defaultDeadline;
+    private final boolean idempotentCalls;
     private final Duration requestTimeout;
     private final int eventLoops;
     private final int maxCallsPerServer;
@@ -156,6 +157,7 @@ public final class HomaConfig {
         this.bindAddress = b.bindAddress;
         this.protocol = protocol;
         this.defaultDeadline = b.defaultDeadline;
+        this.idempotentCalls = b.idempotentCalls;
         this.requestTimeout = b.requestTimeout;
         this.eventLoops = b.eventLoops;
         this.maxCallsPerServer = b.maxCallsPerServer;
@@ -208,6 +210,7 @@ public final class HomaConfig {
         b.budgetChosen = true;
         b.unscheduledChosen = true;
         b.defaultDeadline = defaultDeadline;
+        b.idempotentCalls = idempotentCalls;
         b.requestTimeout = requestTimeout;
         b.eventLoops = eventLoops;
         b.maxCallsPerServer = maxCallsPerServer;
@@ -265,6 +268,12 @@ public final class HomaConfig {
 
     /** Deadline of a call that names none (default {@link #DEFAULT_DEADLINE}). */
     public Duration defaultDeadline() { return defaultDeadline; }
+
+    /**
+     * Whether every call of this socket is idempotent (default false): see
+     * {@link Builder#idempotentCalls(boolean)} and {@link CallOptions#idempotent(boolean)}.
+     */
+    public boolean idempotentCalls() { return idempotentCalls; }
 
     /**
      * How long a server keeps a request its handler has not answered; then the request is dropped
@@ -384,7 +393,7 @@ public final class HomaConfig {
 
     @Override
     public String toString() {
-        return "HomaConfig{bind=" + bindAddress + ", " + protocol + ", deadline=" + defaultDeadline
+        return "HomaConfig{bind=" + bindAddress + ", " + protocol + ", deadline=" + defaultDeadline + (idempotentCalls ? ", idempotent" : "")
                 + ", requestTimeout=" + requestTimeout + ", eventLoops=" + eventLoops
                 + ", maxCallsPerServer=" + maxCallsPerServer + ", maxQueuedRequests=" + maxQueuedRequests
                 + ", queue(target=" + queueTarget + ", interval=" + queueInterval + ")" + ", inline=" + inlineExecution + ", prioritySockets=" + prioritySockets
@@ -404,6 +413,7 @@ public final class HomaConfig {
                 .timeoutTicks(DEFAULT_TIMEOUT_TICKS).maxRestarts(DEFAULT_MAX_RESTARTS)
                 .sendPayloadByReference(DEFAULT_ZERO_COPY_SEND);
         private Duration defaultDeadline = DEFAULT_DEADLINE;
+        private boolean idempotentCalls;
         private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
         private int eventLoops = 1;
         private int maxCallsPerServer = DEFAULT_MAX_CALLS_PER_SERVER;
@@ -577,6 +587,18 @@ public final class HomaConfig {
 
         /** Deadline of calls that name none (default {@link #DEFAULT_DEADLINE}). */
         public Builder defaultDeadline(Duration v) { this.defaultDeadline = v; return this; }
+
+        /**
+         * Marks every call of this socket idempotent: running its request twice does no harm
+         * (default false). It decides what happens when a server answers that it does not know a
+         * call, as after a restart. An idempotent call's request is sent again. One that is not is
+         * sent again only if the server cannot have run it (it never had the whole request, or it
+         * has been up since before the request left); otherwise the call fails with
+         * {@link HomaOutcomeUnknownException}, since its request may have run in the server that
+         * was replaced. A single call can be marked with {@link CallOptions#idempotent(boolean)}.
+         * See docs/protocol.md, "Server restarts".
+         */
+        public Builder idempotentCalls(boolean v) { this.idempotentCalls = v; return this; }
 
         /** How long a server keeps an unanswered request (default {@link #DEFAULT_REQUEST_TIMEOUT}). */
         public Builder requestTimeout(Duration v) { this.requestTimeout = v; return this; }

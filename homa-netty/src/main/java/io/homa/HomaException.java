@@ -34,7 +34,12 @@ public class HomaException extends RuntimeException {
         /** A configured limit (most live RPCs in one engine) is reached; retry later. */
         RESOURCE_LIMIT,
         /** The operating system refused something (e.g. binding the socket). */
-        IO_ERROR
+        IO_ERROR,
+        /**
+         * The server restarted and may have run the request before: whether it ran is unknown
+         * ({@link HomaOutcomeUnknownException}).
+         */
+        OUTCOME_UNKNOWN
     }
 
     private final Kind kind;

@@ -78,7 +78,9 @@ public interface HomaSocket extends AutoCloseable {
      * Sends {@code request} to {@code server}; the future completes with the response, or
      * exceptionally with a {@link HomaException}: {@link HomaTimeoutException} (silent server or
      * deadline passed), {@link HomaUnknownRpcException}, {@link HomaOverloadedException} (the
-     * server refused it unrun: its handlers were too far behind), {@link HomaClosedException}, or
+     * server refused it unrun: its handlers were too far behind), {@link HomaOutcomeUnknownException}
+     * (the server restarted and may have run the request: it is not sent again, the call not being
+     * marked idempotent), {@link HomaClosedException}, or
      * kind {@link HomaException.Kind#RESOURCE_LIMIT}.
      *
      * <p>Buffers: the socket reads {@code request} without copying until the future completes: do
@@ -115,6 +117,37 @@ public interface HomaSocket extends AutoCloseable {
      * completed or cancelled meanwhile), the socket releases it.
      */
     CompletableFuture<ByteBuf> call(InetSocketAddress server, ByteBuf request, Duration deadline);
+
+    /**
+     * {@link #call(InetSocketAddress, byte[], Duration)} with per-call options: the deadline (the
+     * socket's default if the options name none) and whether the request is idempotent. A call that
+     * is not idempotent fails with {@link HomaOutcomeUnknownException} when a restarted server may
+     * have run its request; an idempotent one is sent again. Buffers and exceptions as there.
+     *
+     * <p>The default implementation, for implementations that predate the options, makes a call
+     * with the options' deadline that is not idempotent.
+     *
+     * @throws HomaBadArgumentException if {@code options} is null, or as there
+     */
+    default CompletableFuture<byte[]> call(InetSocketAddress server, byte[] request, CallOptions options) {
+        if (options == null) {
+            throw new HomaBadArgumentException("options must not be null (use CallOptions.DEFAULT)");
+        }
+        return call(server, request, options.deadline() == null ? config().defaultDeadline() : options.deadline());
+    }
+
+    /**
+     * Zero-copy variant of {@link #call(InetSocketAddress, byte[], CallOptions)}; ownership of
+     * {@code request} and of the response as in {@link #call(InetSocketAddress, ByteBuf, Duration)}
+     * (the request passes to the socket even when this throws).
+     */
+    default CompletableFuture<ByteBuf> call(InetSocketAddress server, ByteBuf request, CallOptions options) {
+        if (options == null) {
+            io.netty.util.ReferenceCountUtil.safeRelease(request);
+            throw new HomaBadArgumentException("options must not be null (use CallOptions.DEFAULT)");
+        }
+        return call(server, request, options.deadline() == null ? config().defaultDeadline() : options.deadline());
+    }
 
     /**
      * Starts answering requests with {@code handler} (replacing any earlier one). Requests that

@@ -93,13 +93,27 @@ final class NettyHomaSocket implements HomaSocket, CallObserver {
 
     @Override
     public CompletableFuture<byte[]> call(InetSocketAddress server, byte[] request, Duration deadline) {
+        return call(server, request, deadline, false);
+    }
+
+    @Override
+    public CompletableFuture<byte[]> call(InetSocketAddress server, byte[] request, CallOptions options) {
+        if (options == null) {
+            throw new HomaBadArgumentException("options must not be null (use CallOptions.DEFAULT)");
+        }
+        return call(server, request, options.deadline() == null ? config.defaultDeadline() : options.deadline(),
+                options.idempotent());
+    }
+
+    private CompletableFuture<byte[]> call(InetSocketAddress server, byte[] request, Duration deadline,
+                                           boolean idempotent) {
         if (request == null) {
             throw new HomaBadArgumentException("request must not be null (use new byte[0] for an empty one)");
         }
         InetSocketAddress to = Addresses.normalise(server);
         long deadlineAt = check(to, request.length, deadline);
         ClientCall<byte[]> c = new ClientCall<>(to, ByteBuffer.wrap(request), null, deadline, deadlineAt,
-                NettyHomaSocket::toByteArray);
+                idempotent || config.idempotentCalls(), NettyHomaSocket::toByteArray);
         shell.submit(c);
         return c.future;
     }
@@ -111,6 +125,21 @@ final class NettyHomaSocket implements HomaSocket, CallObserver {
 
     @Override
     public CompletableFuture<ByteBuf> call(InetSocketAddress server, ByteBuf request, Duration deadline) {
+        return call(server, request, deadline, false);
+    }
+
+    @Override
+    public CompletableFuture<ByteBuf> call(InetSocketAddress server, ByteBuf request, CallOptions options) {
+        if (options == null) {
+            ReferenceCountUtil.safeRelease(request);
+            throw new HomaBadArgumentException("options must not be null (use CallOptions.DEFAULT)");
+        }
+        return call(server, request, options.deadline() == null ? config.defaultDeadline() : options.deadline(),
+                options.idempotent());
+    }
+
+    private CompletableFuture<ByteBuf> call(InetSocketAddress server, ByteBuf request, Duration deadline,
+                                            boolean idempotent) {
         if (request == null) {
             throw new HomaBadArgumentException("request must not be null (use Unpooled.EMPTY_BUFFER for an empty one)");
         }
@@ -118,7 +147,7 @@ final class NettyHomaSocket implements HomaSocket, CallObserver {
             InetSocketAddress to = Addresses.normalise(server);
             long deadlineAt = check(to, request.readableBytes(), deadline);
             ClientCall<ByteBuf> c = new ClientCall<>(to, NettyPayloadMemory.viewOf(request), request, deadline,
-                    deadlineAt, NettyPayloadMemory::toByteBuf);
+                    deadlineAt, idempotent || config.idempotentCalls(), NettyPayloadMemory::toByteBuf);
             shell.submit(c);
             return c.future;
         } catch (RuntimeException e) {

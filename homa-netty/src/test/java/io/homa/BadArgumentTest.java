@@ -43,7 +43,9 @@ class BadArgumentTest {
         refused(HomaBadArgumentException.class, "server", () -> socket.call(null, new byte[1]));
         refused(HomaBadArgumentException.class, "request", () -> socket.call(self, (byte[]) null));
         refused(HomaBadArgumentException.class, "request", () -> socket.call(self, (ByteBuf) null));
-        refused(HomaBadArgumentException.class, "deadline", () -> socket.call(self, new byte[1], null));
+        refused(HomaBadArgumentException.class, "deadline", () -> socket.call(self, new byte[1], (Duration) null));
+        refused(HomaBadArgumentException.class, "options", () -> socket.call(self, new byte[1], (CallOptions) null));
+        refused(HomaBadArgumentException.class, "deadline", () -> CallOptions.DEFAULT.withDeadline(Duration.ZERO));
         refused(HomaBadArgumentException.class, "handler", () -> socket.serve(null));
         refused(HomaBadArgumentException.class, "config", () -> HomaSocket.open(null));
     }

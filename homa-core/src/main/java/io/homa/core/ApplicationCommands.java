@@ -37,7 +37,7 @@ final class ApplicationCommands {
 
     /** Starts a client RPC sending {@code first}, or {@code parts} ({@code first} their first) if not null. */
     long startRequest(long now, InetSocketAddress server, ByteBuffer first, ByteBuffer[] parts, int length,
-                      long deadline) {
+                      long deadline, boolean idempotent) {
         Objects.requireNonNull(server, "server");
         checkMessageLength("request", length);
         limits.checkOutgoingLength("request", length);
@@ -49,6 +49,7 @@ final class ApplicationCommands {
         Rpc rpc = rpcs.newClientRpc(server);
         rpc.startedAt = now;
         rpc.deadline = deadline;
+        rpc.idempotent = idempotent;
         outgoing.start(rpc, first, parts, length);
         counters.bump(Counter.CLIENT_RPCS_STARTED);
         clock.arm(now);

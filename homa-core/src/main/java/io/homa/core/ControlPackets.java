@@ -49,9 +49,18 @@ final class ControlPackets implements GrantScheduler.Sink {
 
     void resend(InetSocketAddress to, long rpcId, int offset, int length, int priority) {
         Packet c = take(to);
-        PacketEncoder.resend(c.buffer, rpcId, offset, length, priority);
+        // A client always asks for the server's uptime, should the server not know the RPC.
+        int flags = RpcIds.isClientId(rpcId) ? WireFormat.RESEND_FLAG_WANTS_UPTIME : 0;
+        PacketEncoder.resend(c.buffer, rpcId, offset, length, priority, flags);
         queue(c, Counter.PACKETS_SENT_RESEND);
         counters.observer.resendSent(to, rpcId, offset, length);
+    }
+
+    /** RPC_UNKNOWN_SINCE: a server does not know the client's RPC, and has been up this long. */
+    void rpcUnknownSince(InetSocketAddress to, long senderId, long incarnation, long uptimeNanos) {
+        Packet c = take(to);
+        PacketEncoder.rpcUnknownSince(c.buffer, senderId, incarnation, uptimeNanos);
+        queue(c, Counter.PACKETS_SENT_RPC_UNKNOWN_SINCE);
     }
 
     void cutoffs(InetSocketAddress to, long rpcId, int[] cutoffs, int version) {

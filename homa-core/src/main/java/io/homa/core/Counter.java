@@ -6,10 +6,10 @@ import io.homa.core.wire.PacketType;
 public enum Counter {
     PACKETS_SENT_DATA, PACKETS_SENT_GRANT, PACKETS_SENT_RESEND, PACKETS_SENT_RPC_UNKNOWN, PACKETS_SENT_BUSY,
     PACKETS_SENT_CUTOFFS, PACKETS_SENT_NEED_ACK, PACKETS_SENT_ACK, PACKETS_SENT_OVERLOADED,
-    PACKETS_SENT_CANCEL,
+    PACKETS_SENT_CANCEL, PACKETS_SENT_RPC_UNKNOWN_SINCE,
     PACKETS_RECEIVED_DATA, PACKETS_RECEIVED_GRANT, PACKETS_RECEIVED_RESEND, PACKETS_RECEIVED_RPC_UNKNOWN,
     PACKETS_RECEIVED_BUSY, PACKETS_RECEIVED_CUTOFFS, PACKETS_RECEIVED_NEED_ACK, PACKETS_RECEIVED_ACK,
-    PACKETS_RECEIVED_OVERLOADED, PACKETS_RECEIVED_CANCEL,
+    PACKETS_RECEIVED_OVERLOADED, PACKETS_RECEIVED_CANCEL, PACKETS_RECEIVED_RPC_UNKNOWN_SINCE,
     /** Datagram bytes sent (Homa header included, IP/UDP not). */
     BYTES_SENT,
     /** Datagram bytes received and accepted by the decoder. */
@@ -34,6 +34,11 @@ public enum Counter {
     SERVER_RPCS_CANCELLED,
     /** Client RPCs whose request restarted after RPC_UNKNOWN. */
     REQUEST_RESTARTS,
+    /**
+     * Client RPCs failed with {@link RpcError#OUTCOME_UNKNOWN}: the server no longer knew a request
+     * that an earlier incarnation of it may have run, and the call was not idempotent.
+     */
+    OUTCOMES_UNKNOWN,
     /** Client RPCs failed with a timeout. */
     TIMEOUTS,
     /** Times the pacer held data back (each poll refused for a busy link, so re-polls count again). */

@@ -57,6 +57,15 @@ public final class HomaEngine {
     static final int MAX_COALESCED_PACKETS = 128;
     /** Inside {@link #beginBatch()}: grants wait for {@link #endBatch()}. */
     private boolean inBatch;
+    /**
+     * When this engine's incarnation started (ns): when it could first receive (see
+     * {@link #startReceiving}), or else its first datagram. RPC_UNKNOWN_SINCE tells a client the
+     * time since.
+     */
+    private long receivingSince;
+    private boolean receiving;
+    /** This engine's incarnation: a random number, so that clients tell one start from the next. */
+    private final long incarnation;
 
     /**
      * @param config the tunables
@@ -67,6 +76,7 @@ public final class HomaEngine {
     public HomaEngine(EngineConfig config, long randomSeed) {
         this.cfg = Objects.requireNonNull(config, "config");
         this.clock = new TickClock(cfg.tickNanos);
+        this.incarnation = new java.util.SplittableRandom(randomSeed ^ 0x696E6361726E6174L).nextLong();
         ControlPackets control = new ControlPackets(counters);
         this.grants = new GrantScheduler(cfg);
         SenderQueue senders = new SenderQueue(cfg.fifoSendOrderForTests);
@@ -86,6 +96,24 @@ public final class HomaEngine {
     }
 
     public EngineConfig config() { return cfg; }
+
+    /**
+     * Says that this engine can receive from {@code now} on (its socket is bound): its
+     * incarnation starts then. A client whose RPC the engine does not know is told the time since
+     * (RPC_UNKNOWN_SINCE), and sends a request that may have reached an earlier incarnation on the
+     * same address again only if that was before its whole request left. So call it once the
+     * socket is bound, never earlier (an earlier start could let a request run twice); without it
+     * the first datagram's arrival counts, which is later, and only more cautious.
+     *
+     * @throws IllegalStateException if a datagram arrived already, or it was called before
+     */
+    public void startReceiving(long now) {
+        if (receiving) {
+            throw new IllegalStateException("the engine's incarnation started already, at " + receivingSince);
+        }
+        receiving = true;
+        receivingSince = now;
+    }
 
     /** Who hears when an outgoing payload is no longer read (see {@link PayloadReleaseListener}). */
     public void setPayloadReleaseListener(PayloadReleaseListener listener) {
@@ -139,8 +167,20 @@ public final class HomaEngine {
      * itself does not end the RPC at the deadline: the caller does, with {@link #abort}.
      */
     public long startRequest(long now, InetSocketAddress server, ByteBuffer request, long deadline) {
+        return startRequest(now, server, request, deadline, false);
+    }
+
+    /**
+     * {@link #startRequest(long, InetSocketAddress, ByteBuffer, long)}, saying whether the request
+     * is idempotent. Should the server answer that it does not know the RPC, a request that is not
+     * is sent again only if the server cannot have run it (it never had the whole request, or it was
+     * up all along: see docs/protocol.md, "Server restarts"); otherwise the RPC fails with
+     * {@link RpcError#OUTCOME_UNKNOWN}. An idempotent one is sent again in any case.
+     */
+    public long startRequest(long now, InetSocketAddress server, ByteBuffer request, long deadline,
+                             boolean idempotent) {
         Objects.requireNonNull(request, "request");
-        return commands.startRequest(now, server, request, null, request.remaining(), deadline);
+        return commands.startRequest(now, server, request, null, request.remaining(), deadline, idempotent);
     }
 
     /**
@@ -156,9 +196,15 @@ public final class HomaEngine {
 
     /** {@link #startRequestInParts(long, InetSocketAddress, ByteBuffer[])} with a deadline, as in {@link #startRequest(long, InetSocketAddress, ByteBuffer, long)}. */
     public long startRequestInParts(long now, InetSocketAddress server, ByteBuffer[] request, long deadline) {
+        return startRequestInParts(now, server, request, deadline, false);
+    }
+
+    /** {@link #startRequestInParts(long, InetSocketAddress, ByteBuffer[], long)}, idempotent or not as in {@link #startRequest(long, InetSocketAddress, ByteBuffer, long, boolean)}. */
+    public long startRequestInParts(long now, InetSocketAddress server, ByteBuffer[] request, long deadline,
+                                    boolean idempotent) {
         Objects.requireNonNull(request, "request");
         return commands.startRequest(now, server, request.length == 0 ? null : request[0], request,
-                OutgoingMessage.lengthOf(request), deadline);
+                OutgoingMessage.lengthOf(request), deadline, idempotent);
     }
 
     /**
@@ -300,6 +346,10 @@ public final class HomaEngine {
         if (datagram.order() != java.nio.ByteOrder.BIG_ENDIAN) {
             datagram = datagram.duplicate().order(java.nio.ByteOrder.BIG_ENDIAN); // rare: shells use network order
         }
+        if (!receiving) {
+            receiving = true;
+            receivingSince = now;
+        }
         int base = datagram.position();
         int length = datagram.remaining();
         int stride = PacketDecoder.packetLength(datagram, base, length);
@@ -354,9 +404,9 @@ public final class HomaEngine {
             case GRANT -> outgoing.onGrant(from, p);
             case RESEND -> {
                 counters.observer.resendReceived(from, p.senderId, p.grantOrResendOffset, p.resendLength);
-                outgoing.onResend(from, p);
+                outgoing.onResend(from, p, incarnation, now - receivingSince);
             }
-            case RPC_UNKNOWN -> outgoing.onRpcUnknown(from, p);
+            case RPC_UNKNOWN, RPC_UNKNOWN_SINCE -> outgoing.onRpcUnknown(now, from, p);
             case BUSY -> timer.onBusy(from, p);
             case CUTOFFS -> priorities.onCutoffs(from, p);
             case NEED_ACK -> acks.onNeedAck(from, p.senderId);

@@ -182,6 +182,10 @@ final class OutgoingData {
             senders.pollHead();
         }
         Rpc rpc = m.rpc;
+        if (rpc.client && !rpc.wholeRequestSent && m.fullySent()) {
+            rpc.wholeRequestSent = true; // from now on the server may have it whole, and run it
+            rpc.wholeRequestSentAt = now;
+        }
         if (rpc.client && !rpc.timingRoundTrip && !rpc.roundTripSpoiled && rpc.restarts == 0 && m.fullySent()) {
             rpc.timingRoundTrip = true; // the response's first original packet closes the round trip
             rpc.requestSentAt = now;
@@ -215,13 +219,20 @@ final class OutgoingData {
         }
     }
 
-    /** A RESEND: send the range again, or say we are alive (BUSY) or that we do not know the RPC. */
-    void onResend(InetSocketAddress from, DecodedPacket p) {
+    /**
+     * A RESEND: send the range again, or say we are alive (BUSY) or that we do not know the RPC.
+     *
+     * @param incarnation this engine's incarnation (random), and
+     * @param uptimeNanos how long it has been receiving (its age), for a client that asks
+     */
+    void onResend(InetSocketAddress from, DecodedPacket p, long incarnation, long uptimeNanos) {
         Rpc rpc = rpcs.controlTarget(from, p.senderId);
         if (rpc == null) {
             DropReason why = rpcs.whyMissing(from, p.senderId);
             if (why == DropReason.WRONG_PEER) {
                 counters.drop(why);
+            } else if (p.wantsUptime && RpcIds.isClientId(p.senderId)) {
+                control.rpcUnknownSince(from, p.senderId ^ 1, incarnation, Math.max(0, uptimeNanos));
             } else {
                 control.bare(from, PacketType.RPC_UNKNOWN, p.senderId ^ 1, Counter.PACKETS_SENT_RPC_UNKNOWN);
             }
@@ -283,19 +294,39 @@ final class OutgoingData {
         }
     }
 
-    /** RPC_UNKNOWN: the peer does not know the RPC. A client starts its request over; a server gives up. */
-    void onRpcUnknown(InetSocketAddress from, DecodedPacket p) {
+    /**
+     * RPC_UNKNOWN or RPC_UNKNOWN_SINCE: the peer does not know the RPC. A server gives up; a client
+     * starts its request over if that cannot run it twice, and else fails it as OUTCOME_UNKNOWN.
+     *
+     * <p>RPC_UNKNOWN_SINCE gives the server's incarnation and age; plain RPC_UNKNOWN (from a peer
+     * that does not send the other) says nothing of restarts.
+     */
+    void onRpcUnknown(long now, InetSocketAddress from, DecodedPacket p) {
         Rpc rpc = rpcs.controlTarget(from, p.senderId);
         if (rpc == null) {
             counters.drop(rpcs.whyMissing(from, p.senderId));
             return;
         }
         if (!rpc.client) {
+            if (p.type == PacketType.RPC_UNKNOWN_SINCE) {
+                counters.drop(DropReason.WRONG_STATE); // only a server sends it
+                return;
+            }
             counters.bump(Counter.SERVER_RPCS_ABANDONED);
             rpcs.end(rpc);
             return;
         }
-        // The server does not know our RPC (it restarted, or lost the whole request): start over.
+        boolean since = p.type == PacketType.RPC_UNKNOWN_SINCE;
+        if (since) {
+            learnIncarnation(rpc.peer, p.incarnation, now - p.uptimeNanos);
+        }
+        if (mayHaveRun(rpc, since) && !rpc.idempotent) {
+            counters.bump(Counter.OUTCOMES_UNKNOWN);
+            rpcs.fail(rpc, RpcError.OUTCOME_UNKNOWN);
+            return;
+        }
+        // The server does not know our RPC and cannot have run it (it lost the request, or dropped
+        // it unrun), or running it again is harmless: start over.
         if (++rpc.restarts > cfg.maxRestarts) {
             rpcs.fail(rpc, RpcError.PEER_UNKNOWN_RPC);
             return;
@@ -311,5 +342,32 @@ final class OutgoingData {
         rpc.heard = false; // the server forgot it
         rpcs.heard(rpc);
         senders.offer(rpc.out);
+    }
+
+    /**
+     * Whether a server that no longer knows {@code rpc} may have run it in an earlier incarnation.
+     * The application only ever gets whole requests, so not before the whole request went out. After
+     * that, only if the server that answers may have started after a copy of the whole request could
+     * have reached its predecessor: it was up for less than the time since the whole request first
+     * left (measured on our clock to the answer's arrival, so the one-way delays only make it more
+     * cautious). Within one incarnation a request that the application dropped is remembered by it
+     * and dropped again, so a server that was up all along cannot run it twice.
+     */
+    static boolean mayHaveRun(Rpc rpc, boolean incarnationKnown) {
+        if (!rpc.wholeRequestSent) {
+            return false;
+        }
+        return !incarnationKnown || rpc.peer.incarnationStartedBy > rpc.wholeRequestSentAt;
+    }
+
+    /** An answer of incarnation {@code incarnation}, which had started by {@code startedBy} (our clock). */
+    static void learnIncarnation(Peer peer, long incarnation, long startedBy) {
+        if (!peer.incarnationKnown || peer.incarnation != incarnation) {
+            peer.incarnationKnown = true;
+            peer.incarnation = incarnation; // a new one (or an old one's late answer): its own bound
+            peer.incarnationStartedBy = startedBy;
+        } else {
+            peer.incarnationStartedBy = Math.min(peer.incarnationStartedBy, startedBy);
+        }
     }
 }

@@ -23,6 +23,16 @@ final class Peer {
     final LongQueue pendingAcks = new LongQueue(4);
     /** Tick at which {@link #pendingAcks} last became non-empty (the age of its oldest entry, at most). */
     long oldestAckTick;
+    /**
+     * Client: the server incarnation this peer last named in RPC_UNKNOWN_SINCE, and the latest
+     * time (our clock) by which it had certainly started: the least, over its answers, of when one
+     * arrived less the uptime it gave. Each answer's delay only makes its bound later; the least is
+     * the closest to the truth, so one delayed answer does not make a request look younger than
+     * the server. Valid while {@link #incarnationKnown}.
+     */
+    long incarnation;
+    long incarnationStartedBy;
+    boolean incarnationKnown;
     /** Round trips to this peer, for how long silence must last before we ask again. */
     final RttEstimator rtt = new RttEstimator();
     /** Memory charged for this peer's incomplete incoming messages (see {@link IncomingMessage#footprint()}). */

@@ -41,6 +41,18 @@ final class Rpc {
     int requestLength;
     /** Client: times the request restarted after RPC_UNKNOWN. */
     int restarts;
+    /**
+     * Client: the request may run more than once, so it is sent again whenever the server no
+     * longer knows it (else only when the server provably never had it whole).
+     */
+    boolean idempotent;
+    /**
+     * Client: when the whole request first went out (ns; any copy, restarts included), valid once
+     * {@link #wholeRequestSent}. A server incarnation younger than this may be one that replaced a
+     * server which received it.
+     */
+    long wholeRequestSentAt;
+    boolean wholeRequestSent;
     /** Tick of this RPC's last RESEND (or NEED_ACK), for the per-RPC interval. */
     long lastAskTick = Long.MIN_VALUE / 2;
     /** Client: the server has sent something about this RPC (so it knows the request exists). */

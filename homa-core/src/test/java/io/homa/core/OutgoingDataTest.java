@@ -125,7 +125,8 @@ class OutgoingDataTest {
         EnginePair p = new EnginePair(CFG);
         long id = p.a.startRequest(p.now, p.addrB, bytes(3000));
         p.drain(p.a); // lost
-        p.a.onDatagram(p.now, p.addrB, ByteBuffer.wrap(encode(b -> PacketEncoder.bare(b, PacketType.RPC_UNKNOWN, id ^ 1))));
+        // The server has been up since long before the request: it cannot have run it.
+        p.a.onDatagram(p.now, p.addrB, ByteBuffer.wrap(encode(b -> PacketEncoder.rpcUnknownSince(b, id ^ 1, 7, 60_000_000_000L))));
         List<EnginePair.Packet> again = p.drain(p.a);
         assertEquals(0, again.get(0).decoded().offset);
         assertEquals(1, p.a.counter(Counter.REQUEST_RESTARTS));

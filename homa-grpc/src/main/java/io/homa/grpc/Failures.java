@@ -37,6 +37,10 @@ final class Failures {
         if (cause instanceof HomaUnknownRpcException || cause instanceof HomaClosedException) {
             return Status.UNAVAILABLE.withDescription(cause.getMessage()).withCause(cause);
         }
+        if (cause instanceof io.homa.HomaOutcomeUnknownException) {
+            return Status.UNAVAILABLE.withDescription("the Homa server restarted and may have run the call: "
+                    + cause.getMessage()).withCause(cause);
+        }
         if (cause instanceof io.homa.HomaOverloadedException) {
             return Status.UNAVAILABLE.withDescription("the Homa server refused the call unrun (overloaded): "
                     + cause.getMessage()).withCause(cause);

@@ -86,7 +86,13 @@ final class HomaClientStream extends StreamBase implements ClientStream, Inbound
         return deadline;
     }
 
-    boolean countsForInUse() {
+    /** gRPC's idempotent (and safe) methods may run twice: their OPEN is sent again after a server restart. */
+    @Override
+    boolean idempotentOpen() {
+        return method.isIdempotent() || method.isSafe();
+    }
+
+        boolean countsForInUse() {
         return GrpcUtil.shouldBeCountedForInUse(callOptions);
     }
 

@@ -5,6 +5,7 @@ import io.grpc.Deadline;
 import io.grpc.Status;
 import io.grpc.SynchronizationContext;
 import io.grpc.internal.Stream;
+import io.homa.CallOptions;
 import io.homa.HomaSocket;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -110,7 +111,12 @@ abstract class StreamBase implements Stream {
         calls.forEach(Runnable::run);
     }
 
-    /** The Homa deadline for one frame: what is left of the call's deadline. */
+    /** Whether this stream's OPEN may run twice (a client stream of an idempotent method); false here. */
+    boolean idempotentOpen() {
+        return false;
+    }
+
+        /** The Homa deadline for one frame: what is left of the call's deadline. */
     final Duration homaDeadline() {
         Deadline d = deadline();
         if (d == null) {
@@ -122,7 +128,11 @@ abstract class StreamBase implements Stream {
     private void send(byte[] frame) {
         int type = frame[1];
         try {
-            CompletableFuture<byte[]> call = socket().call(peer(), frame, homaDeadline());
+            // An OPEN of an idempotent method may be sent again to a server that restarted; any
+            // other frame then fails the stream as processed (its outcome unknown).
+            CompletableFuture<byte[]> call = type == Frame.OPEN && idempotentOpen()
+                    ? socket().call(peer(), frame, CallOptions.DEFAULT.withDeadline(homaDeadline()).withIdempotent(true))
+                    : socket().call(peer(), frame, homaDeadline());
             if (type == Frame.OPEN) {
                 openCall = call;
             }

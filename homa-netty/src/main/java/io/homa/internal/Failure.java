@@ -7,7 +7,7 @@ package io.homa.internal;
  * {@code HomaException.Kind}). Internal use only.
  */
 public enum Failure {
-    TIMEOUT, MESSAGE_TOO_LARGE, SOCKET_CLOSED, UNKNOWN_RPC, BAD_ARGUMENT, OVERLOADED, RESOURCE_LIMIT, IO_ERROR;
+    TIMEOUT, MESSAGE_TOO_LARGE, SOCKET_CLOSED, UNKNOWN_RPC, BAD_ARGUMENT, OVERLOADED, RESOURCE_LIMIT, IO_ERROR, OUTCOME_UNKNOWN;
 
     /** Makes the exception that reports a failure to the application. */
     @FunctionalInterface

@@ -35,16 +35,18 @@ public final class OverloadServer {
     private OverloadServer() {
     }
 
-    /** {@code overload-server --bind HOST --handler-ms MS --threads N}. */
+    /** {@code overload-server --bind HOST --port P --handler-ms MS --threads N} (port 0: any). */
     public static int run(String[] args, InputStream in, PrintStream out) throws IOException {
         String bind = "127.0.0.1";
         double handlerMs = 10;
         int threads = 2;
+        int port = 0;
         for (int i = 0; i + 1 < args.length; i += 2) {
             switch (args[i]) {
                 case "--bind" -> bind = args[i + 1];
                 case "--handler-ms" -> handlerMs = Double.parseDouble(args[i + 1]);
                 case "--threads" -> threads = Integer.parseInt(args[i + 1]);
+                case "--port" -> port = Integer.parseInt(args[i + 1]);
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
@@ -59,7 +61,7 @@ public final class OverloadServer {
         ThreadLocal<long[]> lastEnd = ThreadLocal.withInitial(() -> new long[1]);
         HeapSampler heap = new HeapSampler();
         heap.start();
-        HomaConfig config = HomaConfig.builder().bindAddress(new InetSocketAddress(bind, 0)).executorThreads(threads)
+        HomaConfig config = HomaConfig.builder().bindAddress(new InetSocketAddress(bind, port)).executorThreads(threads)
                 .build();
         try (HomaSocket socket = HomaSocket.open(config)) {
             socket.serve(r -> {

@@ -21,4 +21,12 @@ public interface SimEndpoint {
 
     /** Starts an RPC to {@code server} now and sends what may be sent; returns its id. */
     long call(InetSocketAddress server, byte[] request);
+
+    /** Starts an RPC now, its request idempotent or not (see {@code HomaEngine.startRequest}); returns its id. */
+    default long call(InetSocketAddress server, byte[] request, boolean idempotent) {
+        if (idempotent) {
+            throw new UnsupportedOperationException(getClass().getSimpleName() + " makes no idempotent calls");
+        }
+        return call(server, request);
+    }
 }

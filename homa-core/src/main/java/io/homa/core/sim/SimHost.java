@@ -16,6 +16,8 @@ import java.util.function.Consumer;
  * engine's transmits onto the uplink, and hands events to the application's handler.
  */
 public final class SimHost implements SimEndpoint {
+    /** How long every host has been up when the simulation starts (a restart starts afresh). */
+    static final long UP_BEFORE_START_NANOS = 1_000_000_000L;
     private final SimNetwork net;
     private final InetSocketAddress address;
     private final EngineConfig config;
@@ -39,6 +41,9 @@ public final class SimHost implements SimEndpoint {
         this.config = config;
         this.seed = seed;
         this.engine = new HomaEngine(config, seed);
+        // Hosts have been up a while when the simulation starts, as servers are before their clients
+        // call: an RPC made at time 0 is not one an earlier incarnation may have had.
+        engine.startReceiving(net.now() - UP_BEFORE_START_NANOS);
         this.downlink = downlink;
         this.txBuffer = ByteBuffer.allocate(config.maxDatagram() * config.maxGsoSegments);
     }
@@ -72,7 +77,12 @@ public final class SimHost implements SimEndpoint {
     }
 
     public long call(InetSocketAddress server, byte[] request) {
-        long id = engine.startRequest(net.now(), server, ByteBuffer.wrap(request));
+        return call(server, request, false);
+    }
+
+    @Override
+    public long call(InetSocketAddress server, byte[] request, boolean idempotent) {
+        long id = engine.startRequest(net.now(), server, ByteBuffer.wrap(request), 0, idempotent);
         pump();
         return id;
     }
@@ -96,6 +106,7 @@ public final class SimHost implements SimEndpoint {
      */
     public void restart() {
         engine = new HomaEngine(config, seed + 1_000_003L * ++restarts);
+        engine.startReceiving(net.now());
         timerAt = Long.MAX_VALUE;
         connected = true;
     }

@@ -42,6 +42,14 @@ public final class DecodedPacket {
     public int priority;
     /** RESEND: bytes to resend, or -1 for everything sent so far. */
     public int resendLength;
+    /** RESEND: the client asks for RPC_UNKNOWN_SINCE if the RPC is unknown ({@link WireFormat#RESEND_FLAG_WANTS_UPTIME}). */
+    public boolean wantsUptime;
+
+    // RPC_UNKNOWN_SINCE
+    /** RPC_UNKNOWN_SINCE: the server's incarnation (random, new at each start of its engine). */
+    public long incarnation;
+    /** RPC_UNKNOWN_SINCE: how long that incarnation had been up when it answered, in ns (never negative). */
+    public long uptimeNanos;
 
     // CUTOFFS
     /** CUTOFFS: index = priority level, value = largest message length for that level. */
@@ -65,7 +73,9 @@ public final class DecodedPacket {
                     .append(retransmit ? " retransmit" : "").append(ackId != 0 ? " ack=" + ackId : "");
             case GRANT -> sb.append(" off=").append(grantOrResendOffset).append(" prio=").append(priority);
             case RESEND -> sb.append(" off=").append(grantOrResendOffset).append(" len=").append(resendLength)
-                    .append(" prio=").append(priority);
+                    .append(" prio=").append(priority).append(wantsUptime ? " wants-uptime" : "");
+            case RPC_UNKNOWN_SINCE -> sb.append(" incarnation=").append(Long.toHexString(incarnation))
+                    .append(" uptime=").append(uptimeNanos).append("ns");
             case CUTOFFS -> sb.append(" version=").append(cutoffVersion);
             case ACK -> sb.append(" count=").append(ackCount);
             default -> { }

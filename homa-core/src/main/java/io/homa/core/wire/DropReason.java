@@ -51,7 +51,9 @@ public enum DropReason {
     /** Incoming data refused: it would take this peer's share beyond {@code maxBufferedBytesPerPeer}. */
     PEER_BUFFER_LIMIT,
     /** A packet that makes no sense in the RPC's state (e.g. a GRANT while the server has no response yet, NEED_ACK from a client, a response before the request was sent). */
-    WRONG_STATE;
+    WRONG_STATE,
+    /** RPC_UNKNOWN_SINCE with a negative uptime. */
+    BAD_UPTIME;
 
     private static final DropReason[] VALUES = values();
 

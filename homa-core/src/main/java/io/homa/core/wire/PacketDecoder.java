@@ -89,7 +89,16 @@ public final class PacketDecoder {
                 out.grantOrResendOffset = (int) offset;
                 out.resendLength = length;
                 out.priority = buf.get(base + WireFormat.RESEND_OFF_PRIORITY) & 0xFF;
+                // Unknown flags are ignored, as earlier peers ignored the whole byte.
+                out.wantsUptime = (buf.get(base + WireFormat.RESEND_OFF_FLAGS) & WireFormat.RESEND_FLAG_WANTS_UPTIME) != 0;
                 return out.priority > WireFormat.MAX_PRIORITY ? DropReason.BAD_PRIORITY : null;
+            case RPC_UNKNOWN_SINCE:
+                if (len != WireFormat.UNKNOWN_SINCE_LENGTH) {
+                    return DropReason.BAD_LENGTH;
+                }
+                out.incarnation = buf.getLong(base + WireFormat.UNKNOWN_SINCE_OFF_INCARNATION);
+                out.uptimeNanos = buf.getLong(base + WireFormat.UNKNOWN_SINCE_OFF_UPTIME);
+                return out.uptimeNanos < 0 ? DropReason.BAD_UPTIME : null;
             case RPC_UNKNOWN:
             case BUSY:
             case NEED_ACK:
@@ -158,6 +167,7 @@ public final class PacketDecoder {
             case GRANT -> WireFormat.GRANT_LENGTH;
             case RESEND -> WireFormat.RESEND_LENGTH;
             case RPC_UNKNOWN, BUSY, NEED_ACK, OVERLOADED, CANCEL -> WireFormat.BARE_LENGTH;
+            case RPC_UNKNOWN_SINCE -> WireFormat.UNKNOWN_SINCE_LENGTH;
             case CUTOFFS -> WireFormat.CUTOFFS_LENGTH;
             case ACK -> available < WireFormat.ACK_OFF_ENTRIES ? -1
                     : WireFormat.ACK_OFF_ENTRIES + (buf.get(at + WireFormat.ACK_OFF_COUNT) & 0xFF) * WireFormat.ACK_ENTRY;

@@ -69,13 +69,18 @@ public final class PacketEncoder {
     }
 
     public static int resend(ByteBuffer b, long senderId, int offset, int length, int priority) {
+        return resend(b, senderId, offset, length, priority, 0);
+    }
+
+    /** RESEND with flags ({@link WireFormat#RESEND_FLAG_WANTS_UPTIME}). */
+    public static int resend(ByteBuffer b, long senderId, int offset, int length, int priority, int flags) {
         int at = b.position();
         common(b, at, PacketType.RESEND, senderId);
         b.putInt(at + WireFormat.RESEND_OFF_OFFSET, offset);
         b.putInt(at + WireFormat.RESEND_OFF_LENGTH, length);
         b.put(at + WireFormat.RESEND_OFF_PRIORITY, (byte) priority);
-        b.put(at + WireFormat.RESEND_OFF_PRIORITY + 1, (byte) 0);
-        b.putShort(at + WireFormat.RESEND_OFF_PRIORITY + 2, (short) 0);
+        b.put(at + WireFormat.RESEND_OFF_FLAGS, (byte) flags);
+        b.putShort(at + WireFormat.RESEND_OFF_FLAGS + 1, (short) 0);
         b.position(at + WireFormat.RESEND_LENGTH);
         return WireFormat.RESEND_LENGTH;
     }
@@ -90,6 +95,19 @@ public final class PacketEncoder {
         common(b, at, type, senderId);
         b.position(at + WireFormat.BARE_LENGTH);
         return WireFormat.BARE_LENGTH;
+    }
+
+    /** RPC_UNKNOWN_SINCE: RPC_UNKNOWN with the server's incarnation and its uptime in ns. */
+    public static int rpcUnknownSince(ByteBuffer b, long senderId, long incarnation, long uptimeNanos) {
+        if (uptimeNanos < 0) {
+            throw new IllegalArgumentException("uptime must not be negative: " + uptimeNanos);
+        }
+        int at = b.position();
+        common(b, at, PacketType.RPC_UNKNOWN_SINCE, senderId);
+        b.putLong(at + WireFormat.UNKNOWN_SINCE_OFF_INCARNATION, incarnation);
+        b.putLong(at + WireFormat.UNKNOWN_SINCE_OFF_UPTIME, uptimeNanos);
+        b.position(at + WireFormat.UNKNOWN_SINCE_LENGTH);
+        return WireFormat.UNKNOWN_SINCE_LENGTH;
     }
 
     /** CUTOFFS; the sender id is that of the RPC whose DATA showed a stale version. */

@@ -1,7 +1,8 @@
 package io.homa.core.wire;
 
 /**
- * The Homa packet types, numbered as in Linux Homa, and two of homa-java's own (OVERLOADED, CANCEL). FREEZE
+ * The Homa packet types, numbered as in Linux Homa, and three of homa-java's own (OVERLOADED, CANCEL,
+ * RPC_UNKNOWN_SINCE). FREEZE
  * (0x16) is a debugging aid of the reference and is deliberately not part of this wire format.
  */
 public enum PacketType {
@@ -31,7 +32,14 @@ public enum PacketType {
      * run its request if you have not yet". homa-java's own, like OVERLOADED (a peer that does not
      * know it drops it as unknown, and learns of the abort as before, when it next asks).
      */
-    CANCEL(0x1E);
+    CANCEL(0x1E),
+    /**
+     * Server to client: RPC_UNKNOWN, and how long this server has been up (its incarnation's age),
+     * so that the client can tell whether an earlier incarnation may have run the request. Sent only
+     * in answer to a RESEND that asks for it ({@link WireFormat#RESEND_FLAG_WANTS_UPTIME}): a peer
+     * that does not set the flag gets RPC_UNKNOWN as before. homa-java's own.
+     */
+    RPC_UNKNOWN_SINCE(0x1D);
 
     /** The type code on the wire. */
     public final int code;

@@ -60,11 +60,25 @@ public final class WireFormat {
     public static final int GRANT_OFF_PRIORITY = 16;
     public static final int GRANT_LENGTH = 20;
 
-    // RESEND: offset u32, length i32 (-1: everything sent so far), priority u8, reserved 3.
+    // RESEND: offset u32, length i32 (-1: everything sent so far), priority u8, flags u8, reserved 2.
     public static final int RESEND_OFF_OFFSET = 12;
     public static final int RESEND_OFF_LENGTH = 16;
     public static final int RESEND_OFF_PRIORITY = 20;
+    /** RESEND flags: a byte earlier peers wrote as zero and never read. */
+    public static final int RESEND_OFF_FLAGS = 21;
     public static final int RESEND_LENGTH = 24;
+    /**
+     * RESEND flag (client to server): if you do not know this RPC, answer RPC_UNKNOWN_SINCE with
+     * your uptime rather than RPC_UNKNOWN. A peer that does not know the flag ignores it.
+     */
+    public static final int RESEND_FLAG_WANTS_UPTIME = 0x01;
+
+    // RPC_UNKNOWN_SINCE: incarnation u64 (a random number of the server's engine, new at each
+    // start), uptime_ns u64 (the incarnation's age, in ns: fine enough to compare with a request
+    // sent in its first millisecond).
+    public static final int UNKNOWN_SINCE_OFF_INCARNATION = 12;
+    public static final int UNKNOWN_SINCE_OFF_UPTIME = 20;
+    public static final int UNKNOWN_SINCE_LENGTH = 28;
 
     // RPC_UNKNOWN, BUSY, NEED_ACK, OVERLOADED, CANCEL: the common header alone.
     public static final int BARE_LENGTH = COMMON_HEADER;

@@ -111,7 +111,12 @@ public final class RpcLedger {
 
     /** Starts a call now and books it. */
     public Call call(SimEndpoint client, SimEndpoint server, byte[] request) {
-        long id = client.call(server.address(), request);
+        return call(client, server, request, false);
+    }
+
+    /** Starts a call now, its request idempotent or not, and books it. */
+    public Call call(SimEndpoint client, SimEndpoint server, byte[] request, boolean idempotent) {
+        long id = client.call(server.address(), request, idempotent);
         Call c = new Call(client, server.address(), id, request, clock.getAsLong());
         calls.put(key(client.address(), id), c);
         order.add(c);

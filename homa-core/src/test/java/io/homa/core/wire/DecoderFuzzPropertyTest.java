@@ -29,7 +29,7 @@ class DecoderFuzzPropertyTest {
     void storedSeeds_decodeToEveryType() throws Exception {
         java.util.Set<PacketType> seen = java.util.EnumSet.noneOf(PacketType.class);
         for (String name : new String[]{"data", "data-empty", "grant", "resend", "rpc-unknown", "busy", "cutoffs",
-                "need-ack", "ack", "overloaded", "cancel"}) {
+                "need-ack", "ack", "overloaded", "cancel", "rpc-unknown-since"}) {
             try (java.io.InputStream s = getClass().getResourceAsStream("DecoderFuzzTestInputs/decoder/" + name)) {
                 byte[] input = s.readAllBytes();
                 DecodedPacket p = new DecodedPacket();

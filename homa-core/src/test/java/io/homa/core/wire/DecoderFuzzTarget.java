@@ -68,8 +68,10 @@ final class DecoderFuzzTarget {
             case DATA -> PacketEncoder.data(out, p.senderId, p.messageLength, p.incoming, p.offset, p.cutoffVersion,
                     p.retransmit, p.ackId, p.deadlineMillis, src, p.payloadOffset, p.payloadLength);
             case GRANT -> PacketEncoder.grant(out, p.senderId, p.grantOrResendOffset, p.priority);
-            case RESEND -> PacketEncoder.resend(out, p.senderId, p.grantOrResendOffset, p.resendLength, p.priority);
+            case RESEND -> PacketEncoder.resend(out, p.senderId, p.grantOrResendOffset, p.resendLength, p.priority,
+                    p.wantsUptime ? WireFormat.RESEND_FLAG_WANTS_UPTIME : 0);
             case RPC_UNKNOWN, BUSY, NEED_ACK, OVERLOADED, CANCEL -> PacketEncoder.bare(out, p.type, p.senderId);
+            case RPC_UNKNOWN_SINCE -> PacketEncoder.rpcUnknownSince(out, p.senderId, p.incarnation, p.uptimeNanos);
             case CUTOFFS -> PacketEncoder.cutoffs(out, p.senderId, p.cutoffs, p.cutoffVersion);
             case ACK -> PacketEncoder.ack(out, p.senderId, p.ackIds, p.ackPorts, p.ackCount);
         }
@@ -97,6 +99,11 @@ final class DecoderFuzzTarget {
                 assertEquals(p.grantOrResendOffset, q.grantOrResendOffset);
                 assertEquals(p.resendLength, q.resendLength);
                 assertEquals(p.priority, q.priority);
+                assertEquals(p.wantsUptime, q.wantsUptime);
+            }
+            case RPC_UNKNOWN_SINCE -> {
+                assertEquals(p.incarnation, q.incarnation);
+                assertEquals(p.uptimeNanos, q.uptimeNanos);
             }
             case CUTOFFS -> {
                 assertArrayEquals(p.cutoffs, q.cutoffs);

@@ -78,6 +78,12 @@ class PacketDecoderTest {
         return written(b);
     }
 
+    static byte[] rpcUnknownSince(long id, long uptimeNanos) {
+        ByteBuffer b = ByteBuffer.allocate(WireFormat.UNKNOWN_SINCE_LENGTH);
+        PacketEncoder.rpcUnknownSince(b, id, 0x1234, uptimeNanos);
+        return written(b);
+    }
+
     static byte[] cutoffs(long id, int[] values, int version) {
         ByteBuffer b = ByteBuffer.allocate(WireFormat.CUTOFFS_LENGTH);
         PacketEncoder.cutoffs(b, id, values, version);
@@ -104,6 +110,7 @@ class PacketDecoderTest {
             case RESEND -> resend(2, 0, 1432, 2);
             case CUTOFFS -> cutoffs(2, DEFAULT_CUTOFFS, 1);
             case ACK -> ack(2, 3);
+            case RPC_UNKNOWN_SINCE -> rpcUnknownSince(2, 5_000_000_000L);
             default -> bare(type, 2);
         };
     }
@@ -206,8 +213,8 @@ class PacketDecoderTest {
     }
 
     @Property
-    void property_everyCodeButTheTenTypes_unknownType(@ForAll @IntRange(min = 0, max = 255) int code) {
-        Set<Integer> known = Set.of(0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x17, 0x18, 0x1E, 0x1F);
+    void property_everyCodeButTheElevenTypes_unknownType(@ForAll @IntRange(min = 0, max = 255) int code) {
+        Set<Integer> known = Set.of(0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x17, 0x18, 0x1D, 0x1E, 0x1F);
         DropReason r = decode(withByte(bare(PacketType.BUSY, 2), 3, code));
         if (known.contains(code)) {
             assertTrue(r != DropReason.UNKNOWN_TYPE, "known code " + code + " refused as unknown");
@@ -648,7 +655,7 @@ class PacketDecoderTest {
     @Test
     void dropReason_all_listsEveryReasonOnce() {
         assertArrayEquals(DropReason.values(), DropReason.all());
-        assertEquals(22, DropReason.all().length);
+        assertEquals(23, DropReason.all().length);
     }
 
     // ------------------------------------------------------------------ properties
@@ -698,6 +705,10 @@ class PacketDecoderTest {
                 }
             }
             case RPC_UNKNOWN, BUSY, NEED_ACK, OVERLOADED, CANCEL -> assertEquals(WireFormat.BARE_LENGTH, len);
+            case RPC_UNKNOWN_SINCE -> {
+                assertEquals(WireFormat.UNKNOWN_SINCE_LENGTH, len);
+                assertTrue(p.uptimeNanos >= 0);
+            }
             default -> fail("unexpected type " + p.type);
         }
     }

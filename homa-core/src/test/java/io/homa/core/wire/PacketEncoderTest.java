@@ -346,6 +346,7 @@ class PacketEncoderTest {
             case RESEND -> PacketEncoder.resend(b, 2, 1, 1, 1);
             case CUTOFFS -> PacketEncoder.cutoffs(b, 2, DEFAULT_CUTOFFS, 1);
             case ACK -> PacketEncoder.ack(b, 2, new long[0], new int[0], 0);
+            case RPC_UNKNOWN_SINCE -> PacketEncoder.rpcUnknownSince(b, 3, 5, 7);
             default -> PacketEncoder.bare(b, type, 2);
         }
         assertEquals((short) WireFormat.MAGIC, b.getShort(0));

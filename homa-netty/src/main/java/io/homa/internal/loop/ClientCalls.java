@@ -99,8 +99,8 @@ final class ClientCalls implements ClientCall.Runner {
         try {
             // The deadline goes to the server with the request, so that it does not start work
             // for a caller that stopped waiting.
-            id = parts == null ? l.engine.startRequest(System.nanoTime(), c.server, c.payload, c.deadlineNanos)
-                    : l.engine.startRequestInParts(System.nanoTime(), c.server, parts, c.deadlineNanos);
+            id = parts == null ? l.engine.startRequest(System.nanoTime(), c.server, c.payload, c.deadlineNanos, c.idempotent)
+                    : l.engine.startRequestInParts(System.nanoTime(), c.server, parts, c.deadlineNanos, c.idempotent);
         } catch (IllegalStateException e) {
             endTimers(c);
             refuse(c, failure(Failure.RESOURCE_LIMIT, c + " refused: " + e.getMessage()));
@@ -220,6 +220,9 @@ final class ClientCalls implements ClientCall.Runner {
                     + " maxQueuedRequests requests wait for its handler; it did not run this one (retry later)");
             case PEER_UNKNOWN_RPC -> failure(Failure.UNKNOWN_RPC, c + ": the server does not know this RPC, even"
                     + " after sending it again (it restarted, or its handler failed or never replied)");
+            case OUTCOME_UNKNOWN -> failure(Failure.OUTCOME_UNKNOWN, c + ": the server no longer knows this call, and"
+                    + " it has restarted since the whole request went out: the server it replaced may have run the"
+                    + " request, so it was not sent again (mark the call idempotent if running it twice is harmless)");
         };
     }
 

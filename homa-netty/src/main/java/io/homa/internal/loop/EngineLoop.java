@@ -128,6 +128,9 @@ final class EngineLoop {
         memory.allocator(byLevel[0].alloc());
         int reserve = engineConfig.maxDatagram() * engineConfig.maxGsoSegments;
         this.writer = new DatagramWriter(byLevel, gso, faults, loop, shell, reserve);
+        // The channels are bound (so any earlier process on this port is gone) and read nothing yet:
+        // the engine's incarnation starts now. Reads start after this, on the loop, which sees it.
+        engine.startReceiving(System.nanoTime());
     }
 
     /** A new inbound handler for one of this loop's channels. */

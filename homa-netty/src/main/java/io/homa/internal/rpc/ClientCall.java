@@ -52,6 +52,8 @@ public final class ClientCall<T> implements Runnable, DeadlineQueue.Entry {
     public final Duration deadline;
     /** {@link System#nanoTime()} at which the deadline passes. */
     public final long deadlineNanos;
+    /** The request may run twice: sent again even when the server may have run it (see CallOptions). */
+    public final boolean idempotent;
     /** Cancelling it aborts the RPC (see {@link CallFuture}). */
     public final CompletableFuture<T> future = new CallFuture();
     /** {@link System#nanoTime()} when the call was made: its latency for listeners and JFR. */
@@ -78,7 +80,8 @@ public final class ClientCall<T> implements Runnable, DeadlineQueue.Entry {
             AtomicIntegerFieldUpdater.newUpdater(ClientCall.class, "ownerReleased");
 
     public ClientCall(InetSocketAddress server, ByteBuffer payload, ByteBuf owner, Duration deadline,
-               long deadlineNanos, Function<ReceivedMessage, T> decode) {
+               long deadlineNanos, boolean idempotent, Function<ReceivedMessage, T> decode) {
+        this.idempotent = idempotent;
         this.server = server;
         this.payload = payload;
         this.owner = owner;
