@@ -271,7 +271,7 @@ public final class HomaConfig {
 
     /**
      * Whether every call of this socket is idempotent (default false): see
-     * {@link Builder#idempotentCalls(boolean)} and {@link CallOptions#idempotent(boolean)}.
+     * {@link Builder#idempotentCalls(boolean)} and {@link CallOptions#withIdempotent(boolean)}.
      */
     public boolean idempotentCalls() { return idempotentCalls; }
 
@@ -595,7 +595,7 @@ public final class HomaConfig {
          * sent again only if the server cannot have run it (it never had the whole request, or it
          * has been up since before the request left); otherwise the call fails with
          * {@link HomaOutcomeUnknownException}, since its request may have run in the server that
-         * was replaced. A single call can be marked with {@link CallOptions#idempotent(boolean)}.
+         * was replaced. A single call can be marked with {@link CallOptions#withIdempotent(boolean)}.
          * See docs/protocol.md, "Server restarts".
          */
         public Builder idempotentCalls(boolean v) { this.idempotentCalls = v; return this; }
