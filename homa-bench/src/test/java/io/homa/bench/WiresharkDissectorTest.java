@@ -57,7 +57,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 /**
  * The Wireshark dissector (tools/wireshark/homa.lua) decodes a real capture. An echo workload on
  * loopback makes every packet type appear through the public API (DATA in single segments and in
- * GSO batches, GRANT, RESEND with lost DATA and retransmissions, RPC_UNKNOWN, BUSY, CUTOFFS,
+ * GSO batches, GRANT, RESEND with lost DATA and retransmissions, RPC_UNKNOWN(_SINCE), BUSY, CUTOFFS,
  * NEED_ACK, ACK, and OVERLOADED from a server whose handler queue is full); tcpdump captures it; hand-made malformed datagrams are sent to the server too.
  * tshark then decodes the capture with the dissector, and every frame is checked against
  * homa-core's own {@link PacketDecoder} applied to the same UDP payload: types, ids, offsets,
@@ -178,7 +178,9 @@ class WiresharkDissectorTest {
             // A request the server sits on: the client asks for its response, the server says BUSY.
             byte[] holdRequest = random(HOLD_LENGTH, 8);
             long busyBefore = serverA.metrics().packetsSent("BUSY");
-            CompletableFuture<byte[]> heldCall = clientSocket.call(server, holdRequest);
+            // Idempotent: after the restart below it is sent again, though the old server had it.
+            CompletableFuture<byte[]> heldCall = clientSocket.call(server, holdRequest,
+                    io.homa.CallOptions.DEFAULT.withIdempotent(true));
             await(() -> held.isDone() && serverA.metrics().packetsSent("BUSY") > busyBefore,
                     () -> "BUSY " + serverA.metrics());
 
@@ -187,7 +189,9 @@ class WiresharkDissectorTest {
                     () -> "drops of the malformed datagrams " + malformed + ": " + serverA.metrics());
 
             // The server restarts on the same port without the held request: the client's next
-            // RESEND gets RPC_UNKNOWN, it sends the request again and the new server echoes it.
+            // RESEND gets RPC_UNKNOWN_SINCE, it sends the (idempotent) request again and the new
+            // server echoes it. A RESEND without the flag that asks for the uptime (the raw
+            // socket's, as an older peer's) gets plain RPC_UNKNOWN.
             serverA.close();
             // One handler thread and room for one waiting request: a request that finds the thread
             // blocked and one waiting is refused unrun, with OVERLOADED.
@@ -214,9 +218,12 @@ class WiresharkDissectorTest {
                 request.reply(request.toByteArray());
             });
             assertArrayEquals(holdRequest, heldCall.get(WAIT.toSeconds(), TimeUnit.SECONDS), "the restarted call");
+            java.nio.ByteBuffer flagless = java.nio.ByteBuffer.allocate(io.homa.core.wire.WireFormat.RESEND_LENGTH);
+            io.homa.core.wire.PacketEncoder.resend(flagless, 0x5EED0L, 0, -1, 7);
+            raw.send(new DatagramPacket(flagless.array(), flagless.array().length, server));
             HomaSocket b0 = serverB;
-            await(() -> b0.metrics().packetsSent("RPC_UNKNOWN") > 0
-                    && b0.metrics().packetsReceived("ACK") > 0, () -> "RPC_UNKNOWN and ACK " + b0.metrics());
+            await(() -> b0.metrics().packetsSent("RPC_UNKNOWN_SINCE") > 0 && b0.metrics().packetsSent("RPC_UNKNOWN") > 0
+                    && b0.metrics().packetsReceived("ACK") > 0, () -> "RPC_UNKNOWN(_SINCE) and ACK " + b0.metrics());
 
             // A call given up while its handler runs: the client tells the server with CANCEL.
             CompletableFuture<byte[]> givenUp = clientSocket.call(server, random(GIVEN_UP_LENGTH, 30));
