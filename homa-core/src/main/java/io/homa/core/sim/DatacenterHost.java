@@ -57,6 +57,13 @@ public final class DatacenterHost implements SimEndpoint {
         return call(server, ByteBuffer.wrap(request));
     }
 
+    @Override
+    public long call(InetSocketAddress server, byte[] request, boolean idempotent) {
+        long id = engine.startRequest(dc.now(), server, ByteBuffer.wrap(request), 0, idempotent);
+        pump();
+        return id;
+    }
+
     /** Starts an RPC with {@code request} (read until the RPC ends: do not change it). */
     public long call(InetSocketAddress server, ByteBuffer request) {
         long id = engine.startRequest(dc.now(), server, request);

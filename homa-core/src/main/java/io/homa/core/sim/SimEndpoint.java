@@ -23,10 +23,5 @@ public interface SimEndpoint {
     long call(InetSocketAddress server, byte[] request);
 
     /** Starts an RPC now, its request idempotent or not (see {@code HomaEngine.startRequest}); returns its id. */
-    default long call(InetSocketAddress server, byte[] request, boolean idempotent) {
-        if (idempotent) {
-            throw new UnsupportedOperationException(getClass().getSimpleName() + " makes no idempotent calls");
-        }
-        return call(server, request);
-    }
+    long call(InetSocketAddress server, byte[] request, boolean idempotent);
 }
