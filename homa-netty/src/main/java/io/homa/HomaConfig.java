@@ -140,6 +140,7 @@ public final class HomaConfig {
     private final boolean gso;
     private final boolean gro;
     private final boolean busyPoll;
+    private final boolean callerSends;
     private final boolean nativeTransport;
     private final IoTransport ioTransport;
     private final int receiveBufferBytes;
@@ -173,6 +174,7 @@ public final class HomaConfig {
         this.gso = b.gso;
         this.gro = b.gro;
         this.busyPoll = b.busyPoll;
+        this.callerSends = b.callerSends;
         this.nativeTransport = b.nativeTransport;
         this.ioTransport = b.ioTransport;
         this.receiveBufferBytes = b.receiveBufferBytes;
@@ -226,6 +228,7 @@ public final class HomaConfig {
         b.gso = gso;
         b.gro = gro;
         b.busyPoll = busyPoll;
+        b.callerSends = callerSends;
         b.nativeTransport = nativeTransport;
         b.ioTransport = ioTransport;
         b.receiveBufferBytes = receiveBufferBytes;
@@ -345,6 +348,12 @@ public final class HomaConfig {
     /** Whether event loops spin instead of sleeping (lowest latency, one busy core per loop; default false). */
     public boolean busyPoll() { return busyPoll; }
 
+    /**
+     * Whether a thread that calls or replies sends its own datagrams when the event loop is idle,
+     * instead of waking the loop (default true; see {@link Builder#callerSends(boolean)}).
+     */
+    public boolean callerSends() { return callerSends; }
+
     /** Whether a native transport (epoll, io_uring) is used when available (default true); false forces NIO. */
     public boolean nativeTransport() { return nativeTransport; }
 
@@ -398,7 +407,7 @@ public final class HomaConfig {
                 + ", maxCallsPerServer=" + maxCallsPerServer + ", maxQueuedRequests=" + maxQueuedRequests
                 + ", queue(target=" + queueTarget + ", interval=" + queueInterval + ")" + ", inline=" + inlineExecution + ", prioritySockets=" + prioritySockets
                 + ", tos=" + Arrays.toString(tosByLevel) + ", receiveBatch=" + receiveBatch
-                + ", gso=" + gso + ", gro=" + gro + ", busyPoll=" + busyPoll + ", native=" + nativeTransport
+                + ", gso=" + gso + ", gro=" + gro + ", busyPoll=" + busyPoll + ", callerSends=" + callerSends + ", native=" + nativeTransport
                 + ", ioTransport=" + ioTransport
                 + (tcpFallback ? ", tcpFallback(probe=" + probeInterval + ", period=" + fallbackPeriod
                         + ", connections=" + tcpConnectionsPerPeer + ", idle=" + tcpIdleTimeout + ")" : "")
@@ -429,6 +438,7 @@ public final class HomaConfig {
         private boolean gso = true;
         private boolean gro = true;
         private boolean busyPoll;
+        private boolean callerSends = true;
         private boolean nativeTransport = true;
         private IoTransport ioTransport = IoTransport.AUTO;
         private int receiveBufferBytes = 4 << 20;
@@ -699,6 +709,19 @@ public final class HomaConfig {
          * false). Epoll and NIO only: ignored on io_uring, whose I/O handler takes no select strategy.
          */
         public Builder busyPoll(boolean v) { this.busyPoll = v; return this; }
+
+        /**
+         * Whether the thread that makes a call (or replies from a handler thread) does the protocol
+         * work and sends the datagrams itself when the socket's event loop is not busy, as Linux
+         * Homa's {@code sendmsg} does, instead of handing the work to the loop (default true). That
+         * saves the loop's wake-up, tens of microseconds on a loaded machine, on the way out: the
+         * call or reply method then returns after a system call of its own, a few microseconds; it
+         * never waits for the loop (when the loop is busy, the work is queued for it as before).
+         * Completion stages and inline handlers that the turn happens to complete run on that
+         * thread. Epoll and io_uring only (NIO always hands off), and off while faults are
+         * injected. See docs/netty.md, "Threads and hand-offs".
+         */
+        public Builder callerSends(boolean v) { this.callerSends = v; return this; }
 
         /** Use a native transport (epoll, io_uring) when available (default true); false forces NIO. */
         public Builder nativeTransport(boolean v) { this.nativeTransport = v; return this; }

@@ -149,7 +149,15 @@ public final class HomaMetrics {
          */
         REQUESTS_SHED,
         /** Requests whose client gave the call up (a CANCEL packet) before they were answered. */
-        REQUESTS_CANCELLED
+        REQUESTS_CANCELLED,
+        /**
+         * Commands (a call, a reply from a handler thread, a cancellation) whose own thread ran
+         * the protocol's turn itself, the event loop being idle, instead of handing it to the loop
+         * ({@link HomaConfig#callerSends()}): each is a hand-off saved.
+         */
+        CALLER_TURNS,
+        /** Datagrams those threads sent themselves, by a system call on the socket (not through the loop). */
+        CALLER_DATAGRAMS
     }
 
     private final long[] counters;

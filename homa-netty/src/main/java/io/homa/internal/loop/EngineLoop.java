@@ -34,11 +34,12 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * Drives one {@link HomaEngine} from one Netty event loop: the only thread that ever touches the
- * engine. One turn of the loop is: an input (received datagrams from the {@link ReceiveDrain},
+ * Drives one {@link HomaEngine} from one Netty event loop. One turn of the loop is: an input (received datagrams from the {@link ReceiveDrain},
  * the timer, or a batch of commands from other threads), then {@link #drain()}: the engine's
  * events go to the client side ({@link ClientCalls}) or the server side ({@link ServedRequests}),
  * its datagrams to the {@link DatagramWriter}, the writes are flushed once, and the one timer is
@@ -51,6 +52,17 @@ import java.util.concurrent.TimeUnit;
  * and once after the deferred data. With several event loops on one port, a datagram about one of
  * our client RPCs (odd sender id) that the kernel delivered to another loop is passed to the loop
  * whose engine owns the RPC (its index is in the id's low bits).
+ *
+ * <p>Threads: the engine, and everything here that serves it (calls, requests, deadlines, the
+ * writer, the counters), is guarded by one lock, the <em>engine lock</em>. The loop holds it for
+ * each of its turns. A command from another thread (a call, a reply from a handler thread, a
+ * cancellation) is a turn too: when the caller finds the lock free it runs the turn itself,
+ * commands queued before it first, and its datagrams leave by the {@link DatagramWriter}'s direct
+ * route (a system call on the channel's socket, not a task for the loop), so the loop is not woken
+ * at all; when the lock is taken it queues the command for the loop, which never waits on a
+ * caller's work. This caller turn is the Linux Homa {@code sendmsg} path: the caller's thread sends
+ * its own request. It is on where every channel is a native one (epoll, io_uring) and no faults
+ * are injected ({@code HomaConfig.callerSends()}).
  *
  * <p>Buffers: every {@code ByteBuf} the user handed over is kept in {@link UserBuffers} until the
  * engine says it stopped reading it; {@link #closeOnLoop} releases the rest. Received payloads are
@@ -86,6 +98,15 @@ final class EngineLoop {
     private DatagramWriter writer;
     private EngineLoop[] siblings = {this};
 
+    /** Guards the engine and all that serves it: see the class comment. */
+    private final ReentrantLock engineLock = new ReentrantLock();
+    /** Whether a command's thread may run its turn itself (see the class comment); fixed by {@link #attach}. */
+    private boolean callerTurns;
+    /** The timer's task: a turn of the loop under the engine lock. */
+    private final Runnable timerTask = () -> locked(this::onTimer);
+    private final Runnable readComplete = this::onReadComplete;
+    private final Runnable drainTask = this::drain;
+
     private ScheduledFuture<?> timer;
     private long timerDeadline = Long.MAX_VALUE;
     /** See {@link #recentLagNanos()}. */
@@ -101,15 +122,17 @@ final class EngineLoop {
         this.engineConfig = engineConfig;
         this.engine = new HomaEngine(engineConfig, seed);
         this.dispatcher = dispatcher;
-        this.commands = new CommandQueue(loop, this::runCommands);
-        this.deadlines = new DeadlineQueue(loop);
+        this.commands = new CommandQueue(loop, this::runQueuedCommands);
+        this.deadlines = new DeadlineQueue(loop, engineLock);
         this.calls = new ClientCalls(this, socket.config.maxCallsPerServer());
         this.requests = new ServedRequests(this, socket.config.requestTimeout());
         this.fallback = socket.config.tcpFallback() ? new FallbackProbes(this, socket.config) : null;
         engine.setPayloadReleaseListener(buffers::release);
         engine.setPayloadMemory(memory);
         engine.setObserver(JfrEvents.observer(calls::startedNanos));
-        this.receiveDrain = new ReceiveDrain(this::onDatagram, loop, this::onReadComplete,
+        // Its task for deferred datagrams is a turn of the loop, under the engine lock.
+        Executor lockedLoop = task -> loop.execute(() -> locked(task));
+        this.receiveDrain = new ReceiveDrain(this::onDatagram, lockedLoop, this::onReadComplete,
                 engineConfig.unscheduledLimit(), ReceiveDrain.MIN_BULK_DATAGRAM_BYTES, ReceiveDrain.MAX_DEFERRED_BYTES,
                 shell);
     }
@@ -118,7 +141,7 @@ final class EngineLoop {
      * Gives this loop its channels (the one of each priority level) once they are bound, on the
      * opening thread before they start reading (which then happens on the loop, after this).
      */
-    void attach(Channel[] byLevel, boolean gso, FaultInjector faults, EngineLoop[] siblings) {
+    void attach(Channel[] byLevel, boolean gso, FaultInjector faults, EngineLoop[] siblings, boolean callerSends) {
         for (Channel ch : byLevel) {
             if (!channels.contains(ch)) {
                 channels.add(ch);
@@ -128,6 +151,7 @@ final class EngineLoop {
         memory.allocator(byLevel[0].alloc());
         int reserve = engineConfig.maxDatagram() * engineConfig.maxGsoSegments;
         this.writer = new DatagramWriter(byLevel, gso, faults, loop, shell, reserve);
+        this.callerTurns = callerSends && faults == null && writer.sendsDirectly();
         // The channels are bound (so any earlier process on this port is gone) and read nothing yet:
         // the engine's incarnation starts now. Reads start after this, on the loop, which sees it.
         engine.startReceiving(System.nanoTime());
@@ -147,35 +171,77 @@ final class EngineLoop {
         shell[c.ordinal()]++;
     }
 
+    // ------------------------------------------------------------------ the engine lock
+
+    /** Whether this thread holds the engine lock (is in a turn: the loop's, or a caller's own). */
+    boolean inEngine() {
+        return engineLock.isHeldByCurrentThread();
+    }
+
+    /** Runs {@code action} under the engine lock (this thread may hold it already). */
+    void locked(Runnable action) {
+        engineLock.lock();
+        try {
+            action.run();
+        } finally {
+            engineLock.unlock();
+        }
+    }
+
     // ------------------------------------------------------------------ hand-offs into the loop
 
     /**
-     * Runs {@code command} on the loop: directly if already there, else through the command
-     * queue. A command must cope with running after close (it then only fails or releases), and
-     * may even run on the closing thread once the loop has ended ({@link #runLeftoverCommands}).
+     * Runs {@code command} in a turn of the engine: at once if this thread is in one or is the
+     * loop's; as a turn of the calling thread's own if the engine lock is free and caller turns are
+     * on (see the class comment); else through the command queue. A command must cope with
+     * running after close (it then only fails or releases), and may even run on the closing thread
+     * once the loop has ended ({@link #runLeftoverCommands}).
      */
     void runOnLoop(Runnable command) {
-        if (loop.inEventLoop()) {
+        if (engineLock.isHeldByCurrentThread()) {
             command.run();
+        } else if (loop.inEventLoop()) {
+            locked(command);
+        } else if (callerTurns && engineLock.tryLock()) {
+            try {
+                count(ShellCounter.CALLER_TURNS);
+                runCommands(command);
+            } finally {
+                engineLock.unlock();
+            }
         } else {
             commands.submit(command);
         }
     }
 
-    /** Queues {@code command} from another thread (the caller knows it is not on the loop). */
-    void submit(Runnable command) {
-        commands.submit(command);
+    /** The command queue's batch: a turn of the loop. */
+    private void runQueuedCommands() {
+        engineLock.lock();
+        try {
+            runCommands(null);
+        } finally {
+            engineLock.unlock();
+        }
     }
 
-    /** Runs a batch of queued commands, then drains the engine once for all of them. */
-    private void runCommands() {
-        if (draining) { // cannot happen (a task never runs inside a drain), but stay correct
+    /**
+     * Runs the queued commands, then {@code last} if not null, then drains the engine once for
+     * all of them. Under the engine lock.
+     */
+    private void runCommands(Runnable last) {
+        if (draining) { // cannot happen (a turn never starts inside a drain), but stay correct
             commands.runAll();
+            if (last != null) {
+                last.run();
+            }
             return;
         }
         draining = true;
         try {
-            commands.runAll();
+            commands.runAll(); // queued first: a command never overtakes one queued before it
+            if (last != null) {
+                last.run();
+            }
         } finally {
             draining = false;
         }
@@ -184,7 +250,7 @@ final class EngineLoop {
 
     /** Runs commands the loop never got to; only after the loop has terminated. */
     void runLeftoverCommands() {
-        commands.runAll();
+        locked(commands::runAll);
     }
 
     // ------------------------------------------------------------------ inputs, on the loop
@@ -200,7 +266,7 @@ final class EngineLoop {
             }
             EngineLoop owner = owner(bytes);
             if (owner != this) {
-                owner.commands.submit(() -> owner.forwarded(p, bytes));
+                owner.commands.submit(() -> owner.forwarded(p, bytes)); // never a turn here: we hold our own lock
                 return;
             }
         }
@@ -396,16 +462,20 @@ final class EngineLoop {
         }
         timerDeadline = deadline;
         long delay = Math.max(0, deadline - System.nanoTime());
-        timer = loop.schedule(this::onTimer, delay, TimeUnit.NANOSECONDS);
+        timer = loop.schedule(timerTask, delay, TimeUnit.NANOSECONDS);
     }
 
     // ------------------------------------------------------------------ close and metrics
 
     /**
      * Fails every call with {@code why}, releases every buffer, cancels the timers and closes the
-     * channels. On the loop; idempotent.
+     * channels. On the loop (or in a caller's turn); idempotent.
      */
     void closeOnLoop() {
+        locked(this::closeLocked);
+    }
+
+    private void closeLocked() {
         if (closed) {
             return;
         }
@@ -461,7 +531,12 @@ final class EngineLoop {
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
             if (msg instanceof DatagramPacket p) {
-                receiveDrain.offer(p);
+                engineLock.lock();
+                try {
+                    receiveDrain.offer(p);
+                } finally {
+                    engineLock.unlock();
+                }
             } else {
                 ReferenceCountUtil.release(msg);
             }
@@ -469,13 +544,13 @@ final class EngineLoop {
 
         @Override
         public void channelReadComplete(ChannelHandlerContext ctx) {
-            onReadComplete();
+            locked(readComplete);
         }
 
         @Override
         public void channelWritabilityChanged(ChannelHandlerContext ctx) {
             if (ctx.channel().isWritable()) {
-                drain();
+                locked(drainTask);
             }
         }
 

@@ -143,7 +143,7 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
         for (int i = 0; i < loops.length; i++) {
             FaultInjector faults = config.faultInjection()
                     ? new FaultInjector(config.faultSeed() * 31 + i, config.dataFaults(), config.controlFaults()) : null;
-            loops[i].attach(channels[i], transport.gso, faults, loops);
+            loops[i].attach(channels[i], transport.gso, faults, loops, config.callerSends());
         }
         for (Channel[] chs : channels) {
             for (Channel ch : chs) {
@@ -201,7 +201,7 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
             return loops[0];
         }
         for (EngineLoop l : loops) {
-            if (l.loop.inEventLoop()) {
+            if (l.loop.inEventLoop() || l.inEngine()) {
                 return l;
             }
         }
@@ -368,12 +368,12 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
             if (l == null) {
                 continue;
             }
-            if (group.isTerminated() || l.loop.inEventLoop()) {
-                action.accept(l);
+            if (group.isTerminated() || l.loop.inEventLoop() || l.inEngine()) {
+                l.locked(() -> action.accept(l));
                 continue;
             }
             try {
-                pending.add(l.loop.submit(() -> action.accept(l)));
+                pending.add(l.loop.submit(() -> l.locked(() -> action.accept(l))));
                 pendingLoops.add(l);
             } catch (RejectedExecutionException e) {
                 group.terminationFuture().awaitUninterruptibly(CLOSE_WAIT_MILLIS);
@@ -415,7 +415,7 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
             if (l == null) {
                 continue;
             }
-            if (l.loop.inEventLoop()) {
+            if (l.loop.inEventLoop() || l.inEngine()) { // on a loop, or in a caller's turn: never wait for a loop
                 onOwnLoop = true;
                 l.closeOnLoop();
             } else {

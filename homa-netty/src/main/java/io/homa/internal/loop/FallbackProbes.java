@@ -60,7 +60,7 @@ final class FallbackProbes {
         long now = System.nanoTime();
         c.launchedAt = now;
         heard.computeIfAbsent(c.server, k -> new long[]{0, now - Long.MAX_VALUE / 4})[0]++;
-        c.probe = l.loop.schedule(() -> probeExpired(c), probeNanos, TimeUnit.NANOSECONDS);
+        c.probe = l.loop.schedule(() -> l.locked(() -> probeExpired(c)), probeNanos, TimeUnit.NANOSECONDS);
     }
 
     /** A call left the engine: its peer is watched no longer once it has no other call. */

@@ -48,13 +48,16 @@ final class ServedRequests implements InboundRequest.Path {
 
     // ------------------------------------------------------------------ InboundRequest.Path
 
-    /** Sends a reply (any thread): at once from an inline handler, else as a command. */
+    /**
+     * Sends a reply (any thread): at once from an inline handler, else as a command (which the
+     * handler's thread runs itself when the engine is free: no hand-off).
+     */
     @Override
     public void reply(InboundRequest r, ByteBuffer payload, ByteBuf owner) {
-        if (l.loop.inEventLoop()) {
+        if (l.inEngine()) {
             respond(r, payload, owner); // an inline handler: no lambda
         } else {
-            l.submit(() -> respond(r, payload, owner));
+            l.runOnLoop(() -> respond(r, payload, owner));
         }
     }
 

@@ -5,6 +5,7 @@ import io.netty.util.concurrent.ScheduledFuture;
 
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Lock;
 
 /**
  * The deadlines of one event loop's calls and requests: a binary heap whose entries keep their own
@@ -12,7 +13,8 @@ import java.util.concurrent.TimeUnit;
  * scheduled task, no lambda), where a timer of its own would cost both; removing one does not
  * touch the timer, which, when it fires early, only arms itself again for the new earliest. The
  * timer is re-armed on adding only when the new deadline is earlier than the armed one, so with
- * the usual equal deadlines it fires about once per deadline's length. Confined to the loop.
+ * the usual equal deadlines it fires about once per deadline's length. Used under its loop's
+ * engine lock (by the loop, or by a caller in a turn of its own), which the timer takes too.
  *
  * <p>Internal use only (public for the shell's other packages; the module does not export it).
  */
@@ -32,7 +34,9 @@ public final class DeadlineQueue {
     }
 
     private final EventLoop loop;
-    private final Runnable fire = this::fire;
+    /** Held while the queue is used: the engine lock of the loop it belongs to. */
+    private final Lock guard;
+    private final Runnable fire = this::fireLocked;
     private Entry[] heap = new Entry[16];
     private int size;
     private ScheduledFuture<?> timer;
@@ -40,8 +44,10 @@ public final class DeadlineQueue {
     private long timerAt = Long.MAX_VALUE;
     private boolean closed;
 
-    public DeadlineQueue(EventLoop loop) {
+    /** @param guard the lock every user of the queue holds; its timer takes it too */
+    public DeadlineQueue(EventLoop loop, Lock guard) {
         this.loop = loop;
+        this.guard = guard;
     }
 
     /** Adds {@code e} (not queued yet); it expires at its deadline unless removed first. */
@@ -105,6 +111,15 @@ public final class DeadlineQueue {
         }
         timerAt = at;
         timer = loop.schedule(fire, Math.max(0, at - System.nanoTime()), TimeUnit.NANOSECONDS);
+    }
+
+    private void fireLocked() {
+        guard.lock();
+        try {
+            fire();
+        } finally {
+            guard.unlock();
+        }
     }
 
     private void fire() {

@@ -9,7 +9,10 @@ import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
 import io.netty.channel.socket.DatagramPacket;
 import io.netty.channel.unix.SegmentedDatagramPacket;
+import io.netty.channel.unix.Socket;
+import io.netty.channel.unix.UnixChannel;
 
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -34,9 +37,17 @@ import java.util.concurrent.TimeUnit;
  * Epoll hands a composite of direct buffers to the kernel as an iovec, so no payload byte is copied
  * in this process; the slices keep the caller's buffer alive until Netty has sent them.
  *
+ * <p>The direct route: on a thread other than the loop's (a caller's own turn of the engine, see
+ * EngineLoop), a datagram that is one plain buffer goes to the kernel at once, by a {@code sendto}
+ * on the channel's socket, because Netty's {@code Channel.write} from outside the loop would queue
+ * a task for the loop and wake it. UDP sockets take concurrent system calls; datagrams need no
+ * order. What the route does not take (a GSO send, a composite, a full socket buffer: EAGAIN) goes
+ * through Netty as usual. Native channels only ({@link #sendsDirectly()}).
+ *
  * <p>Buffer ownership: the arena holds one reference to each buffer; every slice written holds one
- * more, released by Netty once sent. Delayed (fault-injected) packets are released by {@link #close()}
- * if they have not left yet. Confined to the event loop.
+ * more, released by Netty once sent (or here, once the direct route sent it). Delayed
+ * (fault-injected) packets are released by {@link #close()} if they have not left yet. Used under
+ * the loop's engine lock, on the loop or in a caller's turn.
  *
  * <p>Internal use only (public for the shell's other packages; the module does not export it).
  */
@@ -59,6 +70,11 @@ public final class DatagramWriter {
     private final List<Channel> channels = new ArrayList<>();
     private final int[] channelOfLevel;
     private final boolean[] dirty;
+    /**
+     * Each channel's socket for the direct route: the same file descriptor, wrapped again (never
+     * closed through this object: the channel owns it). Null when a channel is not native.
+     */
+    private final Socket[] direct;
     private final boolean gso;
     private final FaultInjector faults;
     private final EventLoop loop;
@@ -83,12 +99,26 @@ public final class DatagramWriter {
             channelOfLevel[level] = i;
         }
         this.dirty = new boolean[channels.size()];
+        Socket[] sockets = new Socket[channels.size()];
+        for (int i = 0; i < sockets.length; i++) {
+            if (!(channels.get(i) instanceof UnixChannel u)) {
+                sockets = null;
+                break;
+            }
+            sockets[i] = new Socket(u.fd().intValue());
+        }
+        this.direct = sockets;
         this.gso = gso;
         this.faults = faults;
         this.loop = loop;
         this.shell = shell;
         this.arena = new SendArena(Math.max(BATCH_BYTES, 2 * reserveBytes));
         this.reserveBytes = reserveBytes;
+    }
+
+    /** Whether a thread other than the loop can send without waking the loop (native channels). */
+    public boolean sendsDirectly() {
+        return direct != null;
     }
 
     /** Whether every channel can take more writes (none is past its high water mark). */
@@ -233,8 +263,44 @@ public final class DatagramWriter {
     }
 
     private void write(Channel ch, int chIndex, Object packet) {
+        if (direct != null && !loop.inEventLoop() && sentDirectly(chIndex, packet)) {
+            return;
+        }
         ch.write(packet, ch.voidPromise());
         dirty[chIndex] = true;
+    }
+
+    /**
+     * The direct route (see the class comment): true if {@code packet} is gone (sent, or dropped on
+     * an I/O error as Netty would drop it) and released; false if Netty must take it.
+     */
+    private boolean sentDirectly(int chIndex, Object packet) {
+        if (packet instanceof SegmentedDatagramPacket || !(packet instanceof DatagramPacket p)
+                || p.content().nioBufferCount() != 1) {
+            return false;
+        }
+        ByteBuf b = p.content();
+        InetSocketAddress to = p.recipient();
+        int n;
+        try {
+            if (b.hasMemoryAddress()) {
+                n = direct[chIndex].sendToAddress(b.memoryAddress(), b.readerIndex(), b.writerIndex(),
+                        to.getAddress(), to.getPort());
+            } else {
+                ByteBuffer nio = b.internalNioBuffer(b.readerIndex(), b.readableBytes());
+                n = direct[chIndex].sendTo(nio, nio.position(), nio.limit(), to.getAddress(), to.getPort());
+            }
+        } catch (IOException e) { // unreachable, refused by a firewall, ...: the protocol recovers
+            shell[ShellCounter.IO_ERRORS.ordinal()]++;
+            p.release();
+            return true;
+        }
+        if (n <= 0) {
+            return false; // the socket's buffer is full (EAGAIN): Netty keeps it until it drains
+        }
+        shell[ShellCounter.CALLER_DATAGRAMS.ordinal()]++;
+        p.release();
+        return true;
     }
 
     /** Hands every written datagram to the kernel. */

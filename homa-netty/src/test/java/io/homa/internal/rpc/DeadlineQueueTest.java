@@ -58,7 +58,7 @@ class DeadlineQueueTest {
     void setUp() {
         group = new DefaultEventLoopGroup(1);
         loop = group.next();
-        queue = new DeadlineQueue(loop);
+        queue = new DeadlineQueue(loop, new java.util.concurrent.locks.ReentrantLock());
     }
 
     @AfterEach
