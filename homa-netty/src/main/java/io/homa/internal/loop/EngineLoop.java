@@ -115,6 +115,8 @@ final class EngineLoop {
     private boolean drainAgain;
     private boolean readPending;
     private volatile boolean closed;
+    /** Entries into the engine by a thread without the engine lock: a bug, which tests look for. */
+    private final java.util.concurrent.atomic.AtomicLong unguardedEntries = new java.util.concurrent.atomic.AtomicLong();
 
     EngineLoop(EngineLoops socket, EventLoop loop, EngineConfig engineConfig, long seed, Dispatcher dispatcher) {
         this.socket = socket;
@@ -178,6 +180,20 @@ final class EngineLoop {
         return engineLock.isHeldByCurrentThread();
     }
 
+    /** Entries into the engine made without the engine lock so far (always 0 unless the shell has a bug). */
+    long unguardedEntries() {
+        return unguardedEntries.get();
+    }
+
+    /** Counts (and logs) an entry into the engine by a thread that does not hold the engine lock. */
+    private void checkGuarded(String where) {
+        if (!engineLock.isHeldByCurrentThread()) {
+            unguardedEntries.incrementAndGet();
+            log.error("Homa engine entered without its lock ({}, on {}): a bug in the shell", where,
+                    Thread.currentThread().getName());
+        }
+    }
+
     /** Runs {@code action} under the engine lock (this thread may hold it already). */
     void locked(Runnable action) {
         engineLock.lock();
@@ -229,6 +245,7 @@ final class EngineLoop {
      * all of them. Under the engine lock.
      */
     private void runCommands(Runnable last) {
+        checkGuarded("commands");
         if (draining) { // cannot happen (a turn never starts inside a drain), but stay correct
             commands.runAll();
             if (last != null) {
@@ -319,6 +336,7 @@ final class EngineLoop {
 
     /** Feeds one datagram to the engine; {@code bytes} is its only view (one leak-detector record). */
     private void receive(DatagramPacket p, ByteBuffer bytes) {
+        checkGuarded("receive");
         InetSocketAddress from = p.sender();
         int n = bytes.remaining();
         count(ShellCounter.DATAGRAMS_RECEIVED);
@@ -379,6 +397,7 @@ final class EngineLoop {
         if (closed) {
             return;
         }
+        checkGuarded("timer");
         engine.onTimer(System.nanoTime());
         drain();
     }
@@ -391,6 +410,7 @@ final class EngineLoop {
      * drain to go round again.
      */
     void drain() {
+        checkGuarded("drain");
         if (draining) {
             drainAgain = true;
             return;

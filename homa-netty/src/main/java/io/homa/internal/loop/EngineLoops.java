@@ -247,6 +247,20 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
         });
     }
 
+    /**
+     * Entries into an engine by a thread that did not hold its engine lock, over all loops: 0
+     * unless the shell has a bug (for tests: the engine must never have two threads in it).
+     */
+    public long unguardedEntries() {
+        long n = 0;
+        for (EngineLoop l : loops) {
+            if (l != null) {
+                n += l.unguardedEntries();
+            }
+        }
+        return n;
+    }
+
     /** The calling side of the TCP fallback, or null when it is off. */
     TcpClient tcpClient() {
         return tcpClient;

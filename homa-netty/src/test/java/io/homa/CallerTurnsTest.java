@@ -1,0 +1,231 @@
+package io.homa;
+
+import org.junit.jupiter.api.Test;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Caller turns ({@code HomaConfig.callerSends}, on by default): a thread that calls or replies
+ * runs the engine's turn itself when the loop is idle. Whatever thread starts the work (many
+ * application threads at once, a handler's thread, the event loop itself, threads racing
+ * {@code close()}), every future completes exactly once, with its own bytes or a HomaException,
+ * and the engine is never entered by a thread that does not hold its lock (the shell counts any
+ * such entry; these tests fail if one happened). Runs on epoll, NIO (where every command is handed
+ * off) and io_uring (pom executions).
+ */
+class CallerTurnsTest {
+    private static final int THREADS = 8;
+    private static final int CALLS_PER_THREAD = 200;
+    /** Calls a thread puts in flight at once before waiting, so that turns and the loop's work overlap. */
+    private static final int BURST = 8;
+    private static final long WAIT_SECONDS = 30;
+
+    @Test
+    void manyApplicationThreadsCallAtOnce() throws Exception {
+        try (HomaSocket server = HomaSocket.open(Loopback.config().build());
+             HomaSocket client = HomaSocket.open(Loopback.config().build())) {
+            server.serve(r -> r.reply(r.toByteArray())); // replies from the executor's threads: turns of theirs
+            InetSocketAddress to = Loopback.addressOf(server);
+            List<Throwable> failures = new CopyOnWriteArrayList<>();
+            List<Thread> threads = new ArrayList<>();
+            for (int t = 0; t < THREADS; t++) {
+                int me = t;
+                Thread w = new Thread(() -> {
+                    try {
+                        for (int i = 0; i < CALLS_PER_THREAD; i += BURST) {
+                            List<byte[]> sent = new ArrayList<>();
+                            List<CompletableFuture<byte[]>> calls = new ArrayList<>();
+                            for (int k = 0; k < BURST; k++) {
+                                byte[] request = token(me, i + k);
+                                sent.add(request);
+                                calls.add(client.call(to, request));
+                            }
+                            for (int k = 0; k < BURST; k++) {
+                                assertArrayEquals(sent.get(k), calls.get(k).get(WAIT_SECONDS, TimeUnit.SECONDS));
+                            }
+                        }
+                    } catch (Throwable e) {
+                        failures.add(e);
+                    }
+                }, "caller-" + t);
+                threads.add(w);
+                w.start();
+            }
+            for (Thread w : threads) {
+                w.join(TimeUnit.SECONDS.toMillis(2 * WAIT_SECONDS));
+                assertTrue(!w.isAlive(), w.getName() + " still calling");
+            }
+            assertEquals(List.of(), failures);
+            long total = (long) THREADS * CALLS_PER_THREAD;
+            Loopback.awaitIdle(client, server);
+            HomaMetrics c = client.metrics();
+            assertEquals(total, c.shell(HomaMetrics.Shell.CALLS_SUCCEEDED), c.toString());
+            assertEquals(0, c.shell(HomaMetrics.Shell.CALLS_FAILED), c.toString());
+            assertEquals(total, server.metrics().shell(HomaMetrics.Shell.REQUESTS_REPLIED), server.metrics().toString());
+            expectTurnsWhereNative(client);
+            expectTurnsWhereNative(server);
+            expectGuarded(client, server);
+        }
+    }
+
+    /** A handler (on an executor thread) calls another server and replies with its answer: two turns of that thread. */
+    @Test
+    void aHandlerCallsOnAndReplies() throws Exception {
+        try (HomaSocket backend = HomaSocket.open(Loopback.config().build());
+             HomaSocket front = HomaSocket.open(Loopback.config().build());
+             HomaSocket client = HomaSocket.open(Loopback.config().build())) {
+            backend.serve(r -> r.reply(r.toByteArray()));
+            InetSocketAddress backendAddress = Loopback.addressOf(backend);
+            front.serve(r -> {
+                byte[] request = r.toByteArray();
+                try {
+                    r.reply(front.call(backendAddress, request).get(WAIT_SECONDS, TimeUnit.SECONDS));
+                } catch (Exception e) {
+                    r.reply(new byte[0]); // the client's check then fails: a wrong echo
+                }
+            });
+            InetSocketAddress to = Loopback.addressOf(front);
+            for (int i = 0; i < CALLS_PER_THREAD; i++) {
+                byte[] request = token(0, i);
+                assertArrayEquals(request, client.call(to, request).get(WAIT_SECONDS, TimeUnit.SECONDS));
+            }
+            Loopback.awaitIdle(client, front, backend);
+            expectTurnsWhereNative(front);
+            expectGuarded(client, front, backend);
+        }
+    }
+
+    /**
+     * Calls made on the event loop itself (inline completion stages, each starting the next call):
+     * the loop's own turn, no lock to wait for.
+     */
+    @Test
+    void theLoopItselfCallsOn() throws Exception {
+        HomaConfig inline = Loopback.config().inlineExecution(true).build();
+        try (HomaSocket server = HomaSocket.open(inline); HomaSocket client = HomaSocket.open(inline)) {
+            server.serve(r -> r.reply(r.payload()));
+            InetSocketAddress to = Loopback.addressOf(server);
+            CompletableFuture<Integer> chain = new CompletableFuture<>();
+            AtomicInteger done = new AtomicInteger();
+            Runnable[] next = new Runnable[1];
+            next[0] = () -> {
+                int i = done.get();
+                byte[] request = token(1, i);
+                client.call(to, request).whenComplete((reply, error) -> {
+                    if (error != null || !java.util.Arrays.equals(request, reply)) {
+                        chain.completeExceptionally(error != null ? error : new AssertionError("wrong echo " + i));
+                    } else if (done.incrementAndGet() == CALLS_PER_THREAD) {
+                        chain.complete(done.get());
+                    } else {
+                        next[0].run(); // on the client's loop
+                    }
+                });
+            };
+            next[0].run();
+            assertEquals(CALLS_PER_THREAD, chain.get(WAIT_SECONDS, TimeUnit.SECONDS));
+            Loopback.awaitIdle(client, server);
+            expectGuarded(client, server);
+        }
+    }
+
+    /** Threads keep calling while another closes the client: each future ends once, with its echo or HomaClosedException. */
+    @Test
+    void callsRaceClose() throws Exception {
+        HomaSocket server = HomaSocket.open(Loopback.config().build());
+        HomaSocket client = HomaSocket.open(Loopback.config().build());
+        try {
+            server.serve(r -> r.reply(r.toByteArray()));
+            InetSocketAddress to = Loopback.addressOf(server);
+            List<CompletableFuture<byte[]>> all = new CopyOnWriteArrayList<>();
+            List<byte[]> requests = new CopyOnWriteArrayList<>();
+            AtomicInteger completions = new AtomicInteger();
+            CountDownLatch someDone = new CountDownLatch(THREADS * BURST);
+            List<Thread> threads = new ArrayList<>();
+            for (int t = 0; t < THREADS; t++) {
+                int me = t;
+                Thread w = new Thread(() -> {
+                    for (int i = 0; client.isOpen() && i < 100 * CALLS_PER_THREAD; i++) {
+                        byte[] request = token(me, i);
+                        CompletableFuture<byte[]> f;
+                        try {
+                            f = client.call(to, request);
+                        } catch (RuntimeException closedMeanwhile) {
+                            return; // refused at the call: nothing to complete
+                        }
+                        requests.add(request);
+                        all.add(f);
+                        f.whenComplete((v, e) -> {
+                            completions.incrementAndGet();
+                            someDone.countDown();
+                        });
+                        try {
+                            f.get(WAIT_SECONDS, TimeUnit.SECONDS);
+                        } catch (Exception ignored) {
+                            // checked below, future by future
+                        }
+                    }
+                }, "racer-" + t);
+                threads.add(w);
+                w.start();
+            }
+            assertTrue(someDone.await(WAIT_SECONDS, TimeUnit.SECONDS), "calls completed before the close");
+            client.close();
+            for (Thread w : threads) {
+                w.join(TimeUnit.SECONDS.toMillis(2 * WAIT_SECONDS));
+                assertTrue(!w.isAlive(), w.getName() + " still calling");
+            }
+            int succeeded = 0;
+            for (int i = 0; i < all.size(); i++) {
+                CompletableFuture<byte[]> f = all.get(i);
+                assertTrue(f.isDone(), "a future never completed");
+                try {
+                    assertArrayEquals(requests.get(i), f.get());
+                    succeeded++;
+                } catch (ExecutionException e) {
+                    assertInstanceOf(HomaClosedException.class, e.getCause());
+                }
+            }
+            assertTrue(succeeded >= THREADS * BURST, succeeded + " succeeded");
+            assertEquals(all.size(), completions.get(), "each future completed exactly once");
+            expectGuarded(client, server);
+        } finally {
+            client.close();
+            server.close();
+        }
+    }
+
+    private static byte[] token(int thread, int i) {
+        return ByteBuffer.allocate(100).putInt(thread).putInt(i).array();
+    }
+
+    /** On a native transport caller turns happened; on NIO none (every command is handed off). */
+    private static void expectTurnsWhereNative(HomaSocket s) {
+        long turns = s.metrics().shell(HomaMetrics.Shell.CALLER_TURNS);
+        if ("nio".equals(s.metrics().transport())) {
+            assertEquals(0, turns, s.metrics().toString());
+        } else {
+            assertTrue(turns > 0, "no caller turn: " + s.metrics());
+        }
+    }
+
+    private static void expectGuarded(HomaSocket... sockets) {
+        for (HomaSocket s : sockets) {
+            assertEquals(0, Loopback.shellOf(s).unguardedEntries(), s + ": engine entered without its lock");
+        }
+    }
+}
