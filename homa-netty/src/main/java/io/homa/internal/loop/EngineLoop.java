@@ -56,11 +56,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Threads: the engine, and everything here that serves it (calls, requests, deadlines, the
  * writer, the counters), is guarded by one lock, the <em>engine lock</em>. The loop holds it for
  * each of its turns. A command from another thread (a call, a reply from a handler thread, a
- * cancellation) is a turn too: when the caller finds the lock free it runs the turn itself,
- * commands queued before it first, and its datagrams leave by the {@link DatagramWriter}'s direct
+ * cancellation) is a turn too: when the caller finds the lock free and the engine idle (fewer
+ * than {@link #CALLER_TURN_MAX_LIVE_RPCS} live RPCs) it runs the turn itself, commands queued
+ * before it first, and its datagrams leave by the {@link DatagramWriter}'s direct
  * route (a system call on the channel's socket, not a task for the loop), so the loop is not woken
- * at all; when the lock is taken it queues the command for the loop, which never waits on a
- * caller's work. This caller turn is the Linux Homa {@code sendmsg} path: the caller's thread sends
+ * at all; when the lock is taken, or the engine busy, it queues the command for the loop, whose
+ * batch it then joins. The loop spins briefly rather than park when a caller holds the lock. This caller turn is the Linux Homa {@code sendmsg} path: the caller's thread sends
  * its own request. It is on where every channel is a native one (epoll, io_uring) and no faults
  * are injected ({@code HomaConfig.callerSends()}).
  *
@@ -74,6 +75,15 @@ final class EngineLoop {
     private static final Logger log = LoggerFactory.getLogger(EngineLoop.class);
     /** A coalesced datagram is split among loops only up to this many packets (the engine drops longer ones). */
     private static final int MAX_SPLIT_PACKETS = 128;
+    /** Spins of a thread that finds the engine lock taken, before it parks: a few microseconds. */
+    private static final int LOCK_SPINS = 2_000;
+    /**
+     * A caller runs its own turn only while the engine has fewer live RPCs than this: an idle
+     * socket (the latency case: one call at a time, or one reply). Under load the loop is at work
+     * anyway, and a command queued for it joins its batch (one drain, one flush, one sendmmsg for
+     * many calls), where turns of their own would each make a system call and contend for the lock.
+     */
+    private static final int CALLER_TURN_MAX_LIVE_RPCS = 2;
 
     final EventLoop loop;
     /** The socket's loops together: the calls in flight, the TCP fallback, the handler. */
@@ -194,9 +204,26 @@ final class EngineLoop {
         }
     }
 
+    /**
+     * Takes the engine lock. A caller's turn holds it for microseconds, so a loop that finds it
+     * taken spins a little before it parks: a parked loop would need a wake-up of its own.
+     */
+    private void lock() {
+        if (engineLock.tryLock()) {
+            return;
+        }
+        for (int i = 0; i < LOCK_SPINS; i++) {
+            Thread.onSpinWait();
+            if (engineLock.tryLock()) {
+                return;
+            }
+        }
+        engineLock.lock();
+    }
+
     /** Runs {@code action} under the engine lock (this thread may hold it already). */
     void locked(Runnable action) {
-        engineLock.lock();
+        lock();
         try {
             action.run();
         } finally {
@@ -208,8 +235,8 @@ final class EngineLoop {
 
     /**
      * Runs {@code command} in a turn of the engine: at once if this thread is in one or is the
-     * loop's; as a turn of the calling thread's own if the engine lock is free and caller turns are
-     * on (see the class comment); else through the command queue. A command must cope with
+     * loop's; as a turn of the calling thread's own if caller turns are on, the engine lock is free
+     * and the engine idle (see the class comment); else through the command queue. A command must cope with
      * running after close (it then only fails or releases), and may even run on the closing thread
      * once the loop has ended ({@link #runLeftoverCommands}).
      */
@@ -219,11 +246,17 @@ final class EngineLoop {
         } else if (loop.inEventLoop()) {
             locked(command);
         } else if (callerTurns && engineLock.tryLock()) {
+            boolean idle = engine.liveClientRpcs() + engine.liveServerRpcs() < CALLER_TURN_MAX_LIVE_RPCS;
             try {
-                count(ShellCounter.CALLER_TURNS);
-                runCommands(command);
+                if (idle) {
+                    count(ShellCounter.CALLER_TURNS);
+                    runCommands(command);
+                }
             } finally {
                 engineLock.unlock();
+            }
+            if (!idle) {
+                commands.submit(command);
             }
         } else {
             commands.submit(command);
@@ -232,7 +265,7 @@ final class EngineLoop {
 
     /** The command queue's batch: a turn of the loop. */
     private void runQueuedCommands() {
-        engineLock.lock();
+        lock();
         try {
             runCommands(null);
         } finally {
@@ -551,7 +584,7 @@ final class EngineLoop {
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
             if (msg instanceof DatagramPacket p) {
-                engineLock.lock();
+                lock();
                 try {
                     receiveDrain.offer(p);
                 } finally {
