@@ -117,6 +117,13 @@ public final class HomaConfig {
                 ((Builder) builder).faultInjection(seed, data, control));
     }
 
+    /**
+     * Default of {@link #callerSpin()}: none. On this project's 2-core test machine a spin shorter
+     * than the round trip only burns CPU, and one that covers it (60 us) bought 0.85x the p50 for 1.55x
+     * the CPU per call (docs/benchmarks.md, "The latency floor").
+     */
+    public static final Duration DEFAULT_CALLER_SPIN = Duration.ZERO;
+    // After the defaults above: building DEFAULTS reads them.
     private static final HomaConfig DEFAULTS = builder().build();
 
     private final InetSocketAddress bindAddress;
@@ -141,6 +148,7 @@ public final class HomaConfig {
     private final boolean gro;
     private final boolean busyPoll;
     private final boolean callerSends;
+    private final Duration callerSpin;
     private final boolean nativeTransport;
     private final IoTransport ioTransport;
     private final int receiveBufferBytes;
@@ -175,6 +183,7 @@ public final class HomaConfig {
         this.gro = b.gro;
         this.busyPoll = b.busyPoll;
         this.callerSends = b.callerSends;
+        this.callerSpin = b.callerSpin;
         this.nativeTransport = b.nativeTransport;
         this.ioTransport = b.ioTransport;
         this.receiveBufferBytes = b.receiveBufferBytes;
@@ -229,6 +238,7 @@ public final class HomaConfig {
         b.gro = gro;
         b.busyPoll = busyPoll;
         b.callerSends = callerSends;
+        b.callerSpin = callerSpin;
         b.nativeTransport = nativeTransport;
         b.ioTransport = ioTransport;
         b.receiveBufferBytes = receiveBufferBytes;
@@ -354,6 +364,9 @@ public final class HomaConfig {
      */
     public boolean callerSends() { return callerSends; }
 
+    /** How long a thread waiting for a call's future reads the socket itself (see {@link Builder#callerSpin(Duration)}). */
+    public Duration callerSpin() { return callerSpin; }
+
     /** Whether a native transport (epoll, io_uring) is used when available (default true); false forces NIO. */
     public boolean nativeTransport() { return nativeTransport; }
 
@@ -407,7 +420,7 @@ public final class HomaConfig {
                 + ", maxCallsPerServer=" + maxCallsPerServer + ", maxQueuedRequests=" + maxQueuedRequests
                 + ", queue(target=" + queueTarget + ", interval=" + queueInterval + ")" + ", inline=" + inlineExecution + ", prioritySockets=" + prioritySockets
                 + ", tos=" + Arrays.toString(tosByLevel) + ", receiveBatch=" + receiveBatch
-                + ", gso=" + gso + ", gro=" + gro + ", busyPoll=" + busyPoll + ", callerSends=" + callerSends + ", native=" + nativeTransport
+                + ", gso=" + gso + ", gro=" + gro + ", busyPoll=" + busyPoll + ", callerSends=" + callerSends + ", callerSpin=" + callerSpin + ", native=" + nativeTransport
                 + ", ioTransport=" + ioTransport
                 + (tcpFallback ? ", tcpFallback(probe=" + probeInterval + ", period=" + fallbackPeriod
                         + ", connections=" + tcpConnectionsPerPeer + ", idle=" + tcpIdleTimeout + ")" : "")
@@ -439,6 +452,7 @@ public final class HomaConfig {
         private boolean gro = true;
         private boolean busyPoll;
         private boolean callerSends = true;
+        private Duration callerSpin = DEFAULT_CALLER_SPIN;
         private boolean nativeTransport = true;
         private IoTransport ioTransport = IoTransport.AUTO;
         private int receiveBufferBytes = 4 << 20;
@@ -722,6 +736,26 @@ public final class HomaConfig {
          * injected. See docs/netty.md, "Threads and hand-offs".
          */
         public Builder callerSends(boolean v) { this.callerSends = v; return this; }
+
+        /**
+         * How long a thread blocked in a call future's {@code get()} or {@code join()} reads the
+         * socket itself, spinning, before it parks (default {@link #DEFAULT_CALLER_SPIN}; zero: it
+         * parks at once). A response that arrives meanwhile is handled on that thread, so neither
+         * the event loop's wake-up nor the caller's unpark is on its way; each microsecond of spin
+         * is a microsecond of CPU, spent whether or not the response comes in time. Needs
+         * {@link #callerSends(boolean)} and a native transport (ignored on NIO); a caller on the
+         * event loop never spins. With the default executor the future still completes on an
+         * executor thread (the waiting thread only saves the loop's wake-up). See docs/tuning.md.
+         *
+         * @throws HomaBadArgumentException if negative or longer than a second
+         */
+        public Builder callerSpin(Duration v) {
+            if (v == null || v.isNegative() || v.compareTo(Duration.ofSeconds(1)) > 0) {
+                throw new HomaBadArgumentException("callerSpin must be between 0 and 1 s, not " + v);
+            }
+            this.callerSpin = v;
+            return this;
+        }
 
         /** Use a native transport (epoll, io_uring) when available (default true); false forces NIO. */
         public Builder nativeTransport(boolean v) { this.nativeTransport = v; return this; }

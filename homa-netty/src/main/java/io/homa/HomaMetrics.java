@@ -157,7 +157,12 @@ public final class HomaMetrics {
          */
         CALLER_TURNS,
         /** Datagrams those threads sent themselves, by a system call on the socket (not through the loop). */
-        CALLER_DATAGRAMS
+        CALLER_DATAGRAMS,
+        /**
+         * Looks at the socket by a thread waiting for its response ({@link HomaConfig#callerSpin()})
+         * that found datagrams and handled them itself: wake-ups of the loop saved.
+         */
+        CALLER_READS
     }
 
     private final long[] counters;

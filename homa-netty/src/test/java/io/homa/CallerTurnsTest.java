@@ -77,8 +77,8 @@ class CallerTurnsTest {
             assertEquals(total, c.shell(HomaMetrics.Shell.CALLS_SUCCEEDED), c.toString());
             assertEquals(0, c.shell(HomaMetrics.Shell.CALLS_FAILED), c.toString());
             assertEquals(total, server.metrics().shell(HomaMetrics.Shell.REQUESTS_REPLIED), server.metrics().toString());
-            expectTurnsWhereNative(client);
-            expectTurnsWhereNative(server);
+            // Under this load the engines are seldom idle, so most commands join the loops' batches
+            // (caller turns are for an idle engine): no count of turns to expect here.
             expectGuarded(client, server);
         }
     }
@@ -207,6 +207,47 @@ class CallerTurnsTest {
             client.close();
             server.close();
         }
+    }
+
+    /**
+     * A caller that spins ({@code callerSpin}) reads its own response and handles it on its own
+     * thread, on a socket with two loops (a response read by the wrong loop is passed to the right
+     * one) and priority sockets (the response may arrive on any of them).
+     */
+    @Test
+    void aSpinningCallerReadsItsOwnResponse() throws Exception {
+        HomaConfig server = Loopback.config().inlineExecution(true).build();
+        HomaConfig client = Loopback.config().inlineExecution(true).eventLoops(2).prioritySockets(true)
+                .callerSpin(Duration.ofMillis(5)).build();
+        try (HomaSocket s = HomaSocket.open(server); HomaSocket c = HomaSocket.open(client)) {
+            s.serve(r -> r.reply(r.payload()));
+            InetSocketAddress to = Loopback.addressOf(s);
+            for (int i = 0; i < CALLS_PER_THREAD; i++) {
+                byte[] request = token(2, i);
+                assertArrayEquals(request, c.call(to, request).get(WAIT_SECONDS, TimeUnit.SECONDS));
+                byte[] joined = token(3, i);
+                assertArrayEquals(joined, c.call(to, joined).join());
+            }
+            Loopback.awaitIdle(c, s);
+            HomaMetrics m = c.metrics();
+            assertEquals(2L * CALLS_PER_THREAD, m.shell(HomaMetrics.Shell.CALLS_SUCCEEDED), m.toString());
+            if ("nio".equals(m.transport())) {
+                assertEquals(0, m.shell(HomaMetrics.Shell.CALLER_READS), "NIO ignores callerSpin: " + m);
+            } else {
+                assertTrue(m.shell(HomaMetrics.Shell.CALLER_READS) > 0, "no caller read its own response: " + m);
+            }
+            expectGuarded(c, s);
+        }
+    }
+
+    @Test
+    void aBadCallerSpinIsRefused() {
+        HomaBadArgumentException negative = org.junit.jupiter.api.Assertions.assertThrows(HomaBadArgumentException.class,
+                () -> HomaConfig.builder().callerSpin(Duration.ofNanos(-1)));
+        assertTrue(negative.getMessage().contains("callerSpin"), negative.getMessage());
+        org.junit.jupiter.api.Assertions.assertThrows(HomaBadArgumentException.class,
+                () -> HomaConfig.builder().callerSpin(null));
+        assertEquals(Duration.ZERO, HomaConfig.defaults().callerSpin(), "no spin by default");
     }
 
     private static byte[] token(int thread, int i) {

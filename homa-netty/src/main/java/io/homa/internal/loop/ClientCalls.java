@@ -39,6 +39,12 @@ final class ClientCalls implements ClientCall.Runner {
         l.runOnLoop(c);
     }
 
+    /** A thread waits for {@code c}'s future (any thread): it may read its response itself for a while. */
+    @Override
+    public void awaiting(ClientCall<?> c, long giveUpNanos) {
+        l.pollUntil(c.future, giveUpNanos);
+    }
+
     /** The caller cancelled {@code c}'s future (any thread): abort its RPC. */
     @Override
     public void cancel(ClientCall<?> c) {

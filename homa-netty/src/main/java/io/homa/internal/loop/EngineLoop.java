@@ -16,6 +16,7 @@ import io.homa.internal.observe.ShellCounter;
 import io.homa.internal.rpc.DeadlineQueue;
 import io.homa.internal.rpc.Dispatcher;
 import io.homa.internal.udp.DatagramWriter;
+import io.homa.internal.udp.DirectReader;
 import io.homa.internal.udp.FaultInjector;
 import io.homa.internal.udp.NettyPayloadMemory;
 import io.homa.internal.udp.ReceiveDrain;
@@ -77,6 +78,8 @@ final class EngineLoop {
     private static final int MAX_SPLIT_PACKETS = 128;
     /** Spins of a thread that finds the engine lock taken, before it parks: a few microseconds. */
     private static final int LOCK_SPINS = 2_000;
+    /** Datagrams a waiting caller reads from one socket per look; the loop reads whatever it leaves. */
+    private static final int POLL_BATCH = 16;
     /**
      * A caller runs its own turn only while the engine has fewer live RPCs than this: an idle
      * socket (the latency case: one call at a time, or one reply). Under load the loop is at work
@@ -106,6 +109,10 @@ final class EngineLoop {
     /** Host SRPT: the order in which received datagrams reach the engine. */
     private final ReceiveDrain receiveDrain;
     private DatagramWriter writer;
+    /** A waiting caller's reads of this loop's sockets (see {@link #pollUntil}); null when off. */
+    private DirectReader reader;
+    /** How long a caller waiting for its response reads the sockets itself before it parks. */
+    private long callerSpinNanos;
     private EngineLoop[] siblings = {this};
 
     /** Guards the engine and all that serves it: see the class comment. */
@@ -153,7 +160,8 @@ final class EngineLoop {
      * Gives this loop its channels (the one of each priority level) once they are bound, on the
      * opening thread before they start reading (which then happens on the loop, after this).
      */
-    void attach(Channel[] byLevel, boolean gso, FaultInjector faults, EngineLoop[] siblings, boolean callerSends) {
+    void attach(Channel[] byLevel, boolean gso, FaultInjector faults, EngineLoop[] siblings, boolean callerSends,
+                long callerSpinNanos, int readBytes) {
         for (Channel ch : byLevel) {
             if (!channels.contains(ch)) {
                 channels.add(ch);
@@ -164,6 +172,10 @@ final class EngineLoop {
         int reserve = engineConfig.maxDatagram() * engineConfig.maxGsoSegments;
         this.writer = new DatagramWriter(byLevel, gso, faults, loop, shell, reserve);
         this.callerTurns = callerSends && faults == null && writer.sendsDirectly();
+        if (callerTurns && callerSpinNanos > 0) {
+            this.reader = DirectReader.of(channels, readBytes);
+            this.callerSpinNanos = callerSpinNanos;
+        }
         // The channels are bound (so any earlier process on this port is gone) and read nothing yet:
         // the engine's incarnation starts now. Reads start after this, on the loop, which sees it.
         engine.startReceiving(System.nanoTime());
@@ -260,6 +272,56 @@ final class EngineLoop {
             }
         } else {
             commands.submit(command);
+        }
+    }
+
+    /**
+     * A caller waits for {@code done} (its call's future): for up to the configured caller spin
+     * (and not past {@code giveUpNanos}) it reads this loop's sockets itself and, when a datagram
+     * came, runs the turn that handles it, so that its response needs no wake-up of the loop (whose
+     * epoll wait then finds nothing left) and its completion no unpark. Returns when {@code done}
+     * completed or the spin is over (the caller then parks as usual). Any thread but the loop's.
+     */
+    void pollUntil(java.util.concurrent.Future<?> done, long giveUpNanos) {
+        if (reader == null || loop.inEventLoop() || engineLock.isHeldByCurrentThread()) {
+            return;
+        }
+        long until = System.nanoTime() + callerSpinNanos;
+        if (giveUpNanos - until < 0) {
+            until = giveUpNanos;
+        }
+        while (!done.isDone() && !closed && System.nanoTime() - until < 0) {
+            if (engineLock.tryLock()) {
+                try {
+                    if (!closed) {
+                        pollSockets();
+                    }
+                } finally {
+                    engineLock.unlock();
+                }
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    /** Reads what waits on each socket (a few datagrams each) into the engine and drains it. Under the lock. */
+    private void pollSockets() {
+        boolean read = false;
+        for (int i = 0; i < reader.sockets(); i++) {
+            for (int n = 0; n < POLL_BATCH; n++) {
+                DatagramPacket p = reader.read(i);
+                if (p == null) {
+                    break;
+                }
+                if (!read) {
+                    read = true;
+                    count(ShellCounter.CALLER_READS);
+                }
+                onDatagram(p);
+            }
+        }
+        if (read) {
+            onReadComplete();
         }
     }
 
@@ -546,6 +608,9 @@ final class EngineLoop {
         buffers.releaseAll();
         if (writer != null) {
             writer.close();
+        }
+        if (reader != null) {
+            reader.close();
         }
         for (Channel ch : channels) {
             ch.close();

@@ -63,6 +63,8 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
      * on the executor normally within milliseconds; 5 s bounds a close behind a stuck handler.
      */
     private static final long CLOSE_WAIT_MILLIS = 5_000;
+    /** Room for one datagram as UDP GRO may hand it over: up to 64 KB of coalesced segments. */
+    private static final int GRO_DATAGRAM_BYTES = 65_536;
 
     final ShellConfig config;
     final CallObserver observer;
@@ -143,7 +145,8 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
         for (int i = 0; i < loops.length; i++) {
             FaultInjector faults = config.faultInjection()
                     ? new FaultInjector(config.faultSeed() * 31 + i, config.dataFaults(), config.controlFaults()) : null;
-            loops[i].attach(channels[i], transport.gso, faults, loops, config.callerSends());
+            loops[i].attach(channels[i], transport.gso, faults, loops, config.callerSends(), config.callerSpin().toNanos(),
+                    transport.gro ? GRO_DATAGRAM_BYTES : config.engine().maxDatagram());
         }
         for (Channel[] chs : channels) {
             for (Channel ch : chs) {

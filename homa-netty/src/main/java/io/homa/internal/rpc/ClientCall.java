@@ -37,6 +37,14 @@ public final class ClientCall<T> implements Runnable, DeadlineQueue.Entry {
 
         /** {@code c}'s deadline passed (on the loop). */
         void deadlinePassed(ClientCall<?> c);
+
+        /**
+         * A thread is about to wait for {@code c}'s future (any thread): the runner may have it
+         * read and handle the response itself for a while, returning early once the future is done
+         * and never after {@code giveUpNanos} ({@link System#nanoTime()}).
+         */
+        default void awaiting(ClientCall<?> c, long giveUpNanos) {
+        }
     }
 
     public final InetSocketAddress server;
@@ -170,6 +178,35 @@ public final class ClientCall<T> implements Runnable, DeadlineQueue.Entry {
      * completion stage, which would cost two objects per call.
      */
     private final class CallFuture extends CompletableFuture<T> {
+        /** A waiting thread first lets its loop have it read its own response (HomaConfig.callerSpin). */
+        @Override
+        public T get() throws InterruptedException, java.util.concurrent.ExecutionException {
+            awaitBriefly(Long.MAX_VALUE);
+            return super.get();
+        }
+
+        @Override
+        public T get(long timeout, java.util.concurrent.TimeUnit unit)
+                throws InterruptedException, java.util.concurrent.ExecutionException, java.util.concurrent.TimeoutException {
+            long now = System.nanoTime();
+            long nanos = unit.toNanos(timeout);
+            awaitBriefly(nanos >= Long.MAX_VALUE / 2 ? Long.MAX_VALUE : now + nanos);
+            return super.get(Math.max(0, nanos - (System.nanoTime() - now)), java.util.concurrent.TimeUnit.NANOSECONDS);
+        }
+
+        @Override
+        public T join() {
+            awaitBriefly(Long.MAX_VALUE);
+            return super.join();
+        }
+
+        private void awaitBriefly(long giveUpNanos) {
+            Runner l = loop;
+            if (l != null && !isDone()) {
+                l.awaiting(ClientCall.this, giveUpNanos == Long.MAX_VALUE ? System.nanoTime() + Long.MAX_VALUE / 4 : giveUpNanos);
+            }
+        }
+
         @Override
         public boolean cancel(boolean mayInterruptIfRunning) {
             boolean cancelled = super.cancel(mayInterruptIfRunning);
