@@ -151,8 +151,7 @@ class CallerTurnsTest {
         try {
             server.serve(r -> r.reply(r.toByteArray()));
             InetSocketAddress to = Loopback.addressOf(server);
-            List<CompletableFuture<byte[]>> all = new CopyOnWriteArrayList<>();
-            List<byte[]> requests = new CopyOnWriteArrayList<>();
+            List<Sent> all = new CopyOnWriteArrayList<>();
             AtomicInteger completions = new AtomicInteger();
             CountDownLatch someDone = new CountDownLatch(THREADS * BURST);
             List<Thread> threads = new ArrayList<>();
@@ -167,8 +166,7 @@ class CallerTurnsTest {
                         } catch (RuntimeException closedMeanwhile) {
                             return; // refused at the call: nothing to complete
                         }
-                        requests.add(request);
-                        all.add(f);
+                        all.add(new Sent(request, f));
                         f.whenComplete((v, e) -> {
                             completions.incrementAndGet();
                             someDone.countDown();
@@ -190,11 +188,11 @@ class CallerTurnsTest {
                 assertTrue(!w.isAlive(), w.getName() + " still calling");
             }
             int succeeded = 0;
-            for (int i = 0; i < all.size(); i++) {
-                CompletableFuture<byte[]> f = all.get(i);
+            for (Sent sent : all) {
+                CompletableFuture<byte[]> f = sent.future();
                 assertTrue(f.isDone(), "a future never completed");
                 try {
-                    assertArrayEquals(requests.get(i), f.get());
+                    assertArrayEquals(sent.request(), f.get());
                     succeeded++;
                 } catch (ExecutionException e) {
                     assertInstanceOf(HomaClosedException.class, e.getCause());
@@ -240,6 +238,37 @@ class CallerTurnsTest {
         }
     }
 
+    /**
+     * Busy polling on both sides: the waiting caller spins on the socket (1 ms by default in this
+     * mode) while its loop stops reading and sleeps, and the loop reads again once the caller is
+     * done: calls made after a pause, when no caller spins, are answered as well.
+     */
+    @Test
+    void busyPollingLoopsSleepWhileACallerSpins() throws Exception {
+        HomaConfig busy = Loopback.config().inlineExecution(true).busyPoll(true).build();
+        assertEquals(HomaConfig.BUSY_POLL_CALLER_SPIN, busy.callerSpin(), "busy polling's default spin");
+        try (HomaSocket s = HomaSocket.open(busy); HomaSocket c = HomaSocket.open(busy)) {
+            s.serve(r -> r.reply(r.payload()));
+            InetSocketAddress to = Loopback.addressOf(s);
+            for (int i = 0; i < CALLS_PER_THREAD; i++) {
+                byte[] request = token(4, i);
+                assertArrayEquals(request, c.call(to, request).get(WAIT_SECONDS, TimeUnit.SECONDS));
+            }
+            // Now asynchronously, no caller waiting in get(): the client's loop must read the responses.
+            List<CompletableFuture<byte[]>> async = new ArrayList<>();
+            for (int i = 0; i < BURST; i++) {
+                async.add(c.call(to, token(5, i)));
+            }
+            for (int i = 0; i < BURST; i++) {
+                CompletableFuture<byte[]> f = async.get(i);
+                Loopback.await(Duration.ofSeconds(WAIT_SECONDS), f::isDone, () -> "async call never completed: " + c.metrics());
+                assertArrayEquals(token(5, i), f.getNow(null));
+            }
+            Loopback.awaitIdle(c, s);
+            expectGuarded(c, s);
+        }
+    }
+
     @Test
     void aBadCallerSpinIsRefused() {
         HomaBadArgumentException negative = org.junit.jupiter.api.Assertions.assertThrows(HomaBadArgumentException.class,
@@ -248,6 +277,9 @@ class CallerTurnsTest {
         org.junit.jupiter.api.Assertions.assertThrows(HomaBadArgumentException.class,
                 () -> HomaConfig.builder().callerSpin(null));
         assertEquals(Duration.ZERO, HomaConfig.defaults().callerSpin(), "no spin by default");
+    }
+
+    private record Sent(byte[] request, CompletableFuture<byte[]> future) {
     }
 
     private static byte[] token(int thread, int i) {

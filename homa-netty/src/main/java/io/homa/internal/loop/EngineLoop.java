@@ -113,6 +113,9 @@ final class EngineLoop {
     private DirectReader reader;
     /** How long a caller waiting for its response reads the sockets itself before it parks. */
     private long callerSpinNanos;
+    /** Busy polling: the loop stopped reading its sockets while callers spin on them (written on the loop). */
+    private volatile boolean readsPaused;
+    private final Runnable resumeReads = this::resumeReadsOnLoop;
     private EngineLoop[] siblings = {this};
 
     /** Guards the engine and all that serves it: see the class comment. */
@@ -290,17 +293,65 @@ final class EngineLoop {
         if (giveUpNanos - until < 0) {
             until = giveUpNanos;
         }
-        while (!done.isDone() && !closed && System.nanoTime() - until < 0) {
-            if (engineLock.tryLock()) {
-                try {
-                    if (!closed) {
-                        pollSockets();
+        socket.callersSpinning.incrementAndGet(); // a busy-polling loop sleeps meanwhile
+        try {
+            while (!done.isDone() && !closed && System.nanoTime() - until < 0) {
+                if (engineLock.tryLock()) {
+                    try {
+                        if (!closed) {
+                            pollSockets();
+                        }
+                    } finally {
+                        engineLock.unlock();
                     }
-                } finally {
-                    engineLock.unlock();
+                }
+                Thread.onSpinWait();
+            }
+        } finally {
+            // After the count (see yieldToSpinningCaller): a loop asleep with its reads paused
+            // for spinning callers gets them back when the last one stops.
+            if (socket.callersSpinning.decrementAndGet() == 0 && readsPaused) {
+                try {
+                    loop.execute(resumeReads);
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                    // closing
                 }
             }
-            Thread.onSpinWait();
+        }
+    }
+
+    /**
+     * Busy polling, on the loop before its select: while a caller spins on the sockets (and reads
+     * them itself), the loop stops reading them (no epoll interest, so an arriving datagram does
+     * not wake it) and sleeps; it reads and spins again once the last caller stopped.
+     */
+    boolean yieldToSpinningCaller() {
+        if (socket.callersSpinning.get() == 0 || closed) {
+            if (readsPaused) {
+                resumeReadsOnLoop();
+            }
+            return false;
+        }
+        if (!readsPaused) {
+            readsPaused = true; // before the second look at the count: the caller checks the two in the other order
+            for (Channel ch : channels) {
+                ch.config().setAutoRead(false);
+            }
+            if (socket.callersSpinning.get() == 0) {
+                resumeReadsOnLoop();
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void resumeReadsOnLoop() {
+        if (!readsPaused) {
+            return;
+        }
+        readsPaused = false;
+        for (Channel ch : channels) {
+            ch.config().setAutoRead(true);
         }
     }
 

@@ -65,6 +65,8 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
     private static final long CLOSE_WAIT_MILLIS = 5_000;
     /** Room for one datagram as UDP GRO may hand it over: up to 64 KB of coalesced segments. */
     private static final int GRO_DATAGRAM_BYTES = 65_536;
+    /** Callers spinning on this socket's sockets now (EngineLoop.pollUntil): busy loops sleep meanwhile. */
+    final java.util.concurrent.atomic.AtomicInteger callersSpinning = new java.util.concurrent.atomic.AtomicInteger();
 
     final ShellConfig config;
     final CallObserver observer;
@@ -96,7 +98,7 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
         this.observer = observer;
         this.transport = new Transport(config);
         this.loops = new EngineLoop[config.eventLoops()];
-        this.group = transport.newGroup(loops.length, serial, loopThreads);
+        this.group = transport.newGroup(loops.length, serial, loopThreads, this::yieldToCaller);
         this.dispatcher = Dispatcher.create(config, serial);
         this.peers = config.tcpFallback() ? new PeerPaths(config, tcpCounters) : null;
         this.tcpServer = config.tcpFallback() ? new TcpServer(config, this, dispatcher, tcpCounters) : null;
@@ -248,6 +250,16 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
                 dispatcher.execute(() -> TcpClient.complete(c, reply, failure));
             }
         });
+    }
+
+    /** Busy polling's question, on a loop before its select: should it sleep for a spinning caller? */
+    private boolean yieldToCaller() {
+        for (EngineLoop l : loops) {
+            if (l != null && l.loop.inEventLoop()) {
+                return l.yieldToSpinningCaller();
+            }
+        }
+        return false;
     }
 
     /**

@@ -11,6 +11,7 @@ import io.netty.channel.EventLoop;
 import io.netty.channel.FixedRecvByteBufAllocator;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.SelectStrategy;
 import io.netty.channel.SelectStrategyFactory;
 import io.netty.channel.ServerChannel;
 import io.netty.channel.WriteBufferWaterMark;
@@ -45,6 +46,7 @@ import java.net.StandardSocketOptions;
 import java.nio.channels.spi.SelectorProvider;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.function.BooleanSupplier;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -225,10 +227,18 @@ public final class Transport {
     /**
      * A group of {@code loops} event loops with daemon threads named {@code homa-io-<socket>-…};
      * each thread is added to {@code threads} as it is made, so that close() can join it.
+     *
+     * @param yieldToCaller with busy polling, asked on the loop before each select: true when a
+     *                      caller spins on the loop's sockets ({@code HomaConfig.callerSpin}), and the
+     *                      loop should sleep in its select instead, so that one thread per side
+     *                      spins, not two
      */
-    public MultiThreadIoEventLoopGroup newGroup(int loops, int socketSerial, Collection<Thread> threads) {
+    public MultiThreadIoEventLoopGroup newGroup(int loops, int socketSerial, Collection<Thread> threads,
+                                                BooleanSupplier yieldToCaller) {
         SelectStrategyFactory strategy = config.busyPoll()
-                ? () -> (selectNow, hasTasks) -> selectNow.get() // never sleep: poll, run tasks, repeat
+                // Never sleep (poll, run tasks, repeat), unless a caller spins for us.
+                ? () -> (selectNow, hasTasks) -> !hasTasks && yieldToCaller.getAsBoolean()
+                        ? SelectStrategy.SELECT : selectNow.get()
                 : null;
         IoHandlerFactory factory = switch (kind) {
             case EPOLL -> strategy == null ? EpollIoHandler.newFactory() : EpollIoHandler.newFactory(0, strategy);
