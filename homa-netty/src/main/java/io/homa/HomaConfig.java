@@ -123,11 +123,6 @@ public final class HomaConfig {
      * the CPU per call (docs/benchmarks.md, "The latency floor").
      */
     public static final Duration DEFAULT_CALLER_SPIN = Duration.ZERO;
-    /**
-     * Default of {@link #callerSpin()} with {@link #busyPoll()}: a waiting caller spins up to 1 ms
-     * on the socket itself (and the busy loop sleeps meanwhile, so one thread spins per side).
-     */
-    public static final Duration BUSY_POLL_CALLER_SPIN = Duration.ofMillis(1);
     // After the defaults above: building DEFAULTS reads them.
     private static final HomaConfig DEFAULTS = builder().build();
 
@@ -369,12 +364,8 @@ public final class HomaConfig {
      */
     public boolean callerSends() { return callerSends; }
 
-    /**
-     * How long a thread waiting for a call's future reads the socket itself (see
-     * {@link Builder#callerSpin(Duration)}): the value set, else {@link #BUSY_POLL_CALLER_SPIN}
-     * with {@link #busyPoll()} and {@link #DEFAULT_CALLER_SPIN} without.
-     */
-    public Duration callerSpin() { return callerSpin != null ? callerSpin : busyPoll ? BUSY_POLL_CALLER_SPIN : DEFAULT_CALLER_SPIN; }
+    /** How long a thread waiting for a call's future reads the socket itself (see {@link Builder#callerSpin(Duration)}). */
+    public Duration callerSpin() { return callerSpin; }
 
     /** Whether a native transport (epoll, io_uring) is used when available (default true); false forces NIO. */
     public boolean nativeTransport() { return nativeTransport; }
@@ -461,8 +452,7 @@ public final class HomaConfig {
         private boolean gro = true;
         private boolean busyPoll;
         private boolean callerSends = true;
-        /** Null: the default of the mode ({@link HomaConfig#callerSpin()}). */
-        private Duration callerSpin;
+        private Duration callerSpin = DEFAULT_CALLER_SPIN;
         private boolean nativeTransport = true;
         private IoTransport ioTransport = IoTransport.AUTO;
         private int receiveBufferBytes = 4 << 20;
@@ -730,11 +720,12 @@ public final class HomaConfig {
 
         /**
          * Event loops spin instead of sleeping: lowest latency, one busy core per loop (default
-         * false). A thread waiting for a call's future then spins too, reading the socket itself
-         * (up to {@link HomaConfig#BUSY_POLL_CALLER_SPIN} unless {@link #callerSpin(Duration)} says
-         * otherwise), and while one does, the loop sleeps in its select: one spinning thread per
-         * side, so that a client and a server fit two cores. Epoll and NIO only: ignored on
-         * io_uring, whose I/O handler takes no select strategy. See docs/tuning.md.
+         * false). With {@link #callerSpin(Duration)} too, a thread waiting for a call's future
+         * spins on the socket itself, and while one does the loop sleeps in its select (and stops
+         * reading): one spinning thread per side. Measured here that hand-over bought a lower p50
+         * for a far longer tail, so a waiting caller does not spin unless asked. Epoll and NIO
+         * only: ignored on io_uring, whose I/O handler takes no select strategy. See
+         * docs/tuning.md.
          */
         public Builder busyPoll(boolean v) { this.busyPoll = v; return this; }
 
@@ -753,9 +744,8 @@ public final class HomaConfig {
 
         /**
          * How long a thread blocked in a call future's {@code get()} or {@code join()} reads the
-         * socket itself, spinning, before it parks (default {@link HomaConfig#DEFAULT_CALLER_SPIN},
-         * {@link HomaConfig#BUSY_POLL_CALLER_SPIN} with {@link #busyPoll(boolean)}; zero: it parks
-         * at once). A response that arrives meanwhile is handled on that thread, so neither
+         * socket itself, spinning, before it parks (default {@link HomaConfig#DEFAULT_CALLER_SPIN}:
+         * zero, it parks at once). A response that arrives meanwhile is handled on that thread, so neither
          * the event loop's wake-up nor the caller's unpark is on its way; each microsecond of spin
          * is a microsecond of CPU, spent whether or not the response comes in time. Needs
          * {@link #callerSends(boolean)} and a native transport (ignored on NIO); a caller on the
