@@ -176,9 +176,12 @@ class TcpFallbackTest {
     void aPeerThatAnswersHomaIsNeverCalledOverTcp() throws Exception {
         ScheduledExecutorService later = Executors.newSingleThreadScheduledExecutor();
         try (HomaSocket server = HomaSocket.open(fallback().build());
-             HomaSocket client = HomaSocket.open(fallback().probeInterval(Duration.ofMillis(20)).build())) {
-            // Replies come 300 ms late: fifteen probe intervals, in which the server only says BUSY.
-            server.serve(r -> later.schedule(() -> r.reply(r.toByteArray()), 300, TimeUnit.MILLISECONDS));
+             HomaSocket client = HomaSocket.open(fallback().probeInterval(Duration.ofMillis(100)).build())) {
+            // Replies come 1.5 s late: fifteen probe intervals, in which the server only says BUSY,
+            // to the client's RESENDs (the first after 5 ms). The interval leaves room for a loaded
+            // machine: at 20 ms, two CPU hogs beside the test made the client's first RESEND (or its
+            // reading of the BUSY) late enough to fall back, with or without caller turns.
+            server.serve(r -> later.schedule(() -> r.reply(r.toByteArray()), 1_500, TimeUnit.MILLISECONDS));
             List<CompletableFuture<byte[]>> calls = new ArrayList<>();
             for (int i = 0; i < 20; i++) {
                 calls.add(client.call(Loopback.addressOf(server), CountingEcho.request(i, 100 + i * 3_000)));
