@@ -41,8 +41,8 @@ final class ClientCalls implements ClientCall.Runner {
 
     /** A thread waits for {@code c}'s future (any thread): it may read its response itself for a while. */
     @Override
-    public void awaiting(ClientCall<?> c, long giveUpNanos) {
-        l.pollUntil(c.future, giveUpNanos);
+    public void awaiting(ClientCall<?> c, long timeoutNanos) {
+        l.pollUntil(c.future, timeoutNanos);
     }
 
     /** The caller cancelled {@code c}'s future (any thread): abort its RPC. */

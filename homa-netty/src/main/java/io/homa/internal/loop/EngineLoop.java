@@ -36,12 +36,16 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executor;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * Drives one {@link HomaEngine} from one Netty event loop. One turn of the loop is: an input (received datagrams from the {@link ReceiveDrain},
- * the timer, or a batch of commands from other threads), then {@link #drain()}: the engine's
+ * Drives one {@link HomaEngine} from one Netty event loop. One turn of the loop is: an input
+ * (received datagrams from the {@link ReceiveDrain}, the timer, or a batch of commands from other
+ * threads), then {@link #drain()}: the engine's
  * events go to the client side ({@link ClientCalls}) or the server side ({@link ServedRequests}),
  * its datagrams to the {@link DatagramWriter}, the writes are flushed once, and the one timer is
  * re-armed at the engine's next deadline (only when that moved earlier; a spurious timer is
@@ -59,11 +63,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * each of its turns. A command from another thread (a call, a reply from a handler thread, a
  * cancellation) is a turn too: when the caller finds the lock free and the engine idle (fewer
  * than {@link #CALLER_TURN_MAX_LIVE_RPCS} live RPCs) it runs the turn itself, commands queued
- * before it first, and its datagrams leave by the {@link DatagramWriter}'s direct
- * route (a system call on the channel's socket, not a task for the loop), so the loop is not woken
- * at all; when the lock is taken, or the engine busy, it queues the command for the loop, whose
- * batch it then joins. The loop spins briefly rather than park when a caller holds the lock. This caller turn is the Linux Homa {@code sendmsg} path: the caller's thread sends
- * its own request. It is on where every channel is a native one (epoll, io_uring) and no faults
+ * before it first, and its datagrams leave by the {@link DatagramWriter}'s direct route (a system
+ * call on the channel's socket, not a task for the loop), so the loop is not woken at all; when the
+ * lock is taken, or the engine busy, it queues the command for the loop, whose batch it then joins.
+ * The loop spins briefly rather than park when a caller holds the lock. This caller turn is the
+ * Linux Homa {@code sendmsg} path: the caller's thread sends its own request. It is on where every channel is a native one (epoll, io_uring) and no faults
  * are injected ({@code HomaConfig.callerSends()}).
  *
  * <p>Buffers: every {@code ByteBuf} the user handed over is kept in {@link UserBuffers} until the
@@ -136,7 +140,7 @@ final class EngineLoop {
     private boolean readPending;
     private volatile boolean closed;
     /** Entries into the engine by a thread without the engine lock: a bug, which tests look for. */
-    private final java.util.concurrent.atomic.AtomicLong unguardedEntries = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong unguardedEntries = new AtomicLong();
 
     EngineLoop(EngineLoops socket, EventLoop loop, EngineConfig engineConfig, long seed, Dispatcher dispatcher) {
         this.socket = socket;
@@ -251,8 +255,8 @@ final class EngineLoop {
     /**
      * Runs {@code command} in a turn of the engine: at once if this thread is in one or is the
      * loop's; as a turn of the calling thread's own if caller turns are on, the engine lock is free
-     * and the engine idle (see the class comment); else through the command queue. A command must cope with
-     * running after close (it then only fails or releases), and may even run on the closing thread
+     * and the engine idle (see the class comment); else through the command queue. A command must
+     * cope with running after close (it then only fails or releases), and may even run on the closing thread
      * once the loop has ended ({@link #runLeftoverCommands}).
      */
     void runOnLoop(Runnable command) {
@@ -280,19 +284,16 @@ final class EngineLoop {
 
     /**
      * A caller waits for {@code done} (its call's future): for up to the configured caller spin
-     * (and not past {@code giveUpNanos}) it reads this loop's sockets itself and, when a datagram
+     * (and not longer than {@code timeoutNanos}) it reads this loop's sockets itself and, when a datagram
      * came, runs the turn that handles it, so that its response needs no wake-up of the loop (whose
      * epoll wait then finds nothing left) and its completion no unpark. Returns when {@code done}
      * completed or the spin is over (the caller then parks as usual). Any thread but the loop's.
      */
-    void pollUntil(java.util.concurrent.Future<?> done, long giveUpNanos) {
+    void pollUntil(Future<?> done, long timeoutNanos) {
         if (reader == null || loop.inEventLoop() || engineLock.isHeldByCurrentThread()) {
             return;
         }
-        long until = System.nanoTime() + callerSpinNanos;
-        if (giveUpNanos - until < 0) {
-            until = giveUpNanos;
-        }
+        long until = System.nanoTime() + Math.min(callerSpinNanos, timeoutNanos);
         socket.callersSpinning.incrementAndGet(); // a busy-polling loop sleeps meanwhile
         try {
             while (!done.isDone() && !closed && System.nanoTime() - until < 0) {
@@ -313,7 +314,7 @@ final class EngineLoop {
             if (socket.callersSpinning.decrementAndGet() == 0 && readsPaused) {
                 try {
                     loop.execute(resumeReads);
-                } catch (java.util.concurrent.RejectedExecutionException e) {
+                } catch (RejectedExecutionException e) {
                     // closing
                 }
             }
@@ -392,13 +393,7 @@ final class EngineLoop {
      */
     private void runCommands(Runnable last) {
         checkGuarded("commands");
-        if (draining) { // cannot happen (a turn never starts inside a drain), but stay correct
-            commands.runAll();
-            if (last != null) {
-                last.run();
-            }
-            return;
-        }
+        boolean outermost = !draining; // false cannot happen (a turn never starts inside a drain), but stay correct
         draining = true;
         try {
             commands.runAll(); // queued first: a command never overtakes one queued before it
@@ -406,9 +401,11 @@ final class EngineLoop {
                 last.run();
             }
         } finally {
-            draining = false;
+            draining = !outermost;
         }
-        drain();
+        if (outermost) {
+            drain();
+        }
     }
 
     /** Runs commands the loop never got to; only after the loop has terminated. */

@@ -66,7 +66,7 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
     /** Room for one datagram as UDP GRO may hand it over: up to 64 KB of coalesced segments. */
     private static final int GRO_DATAGRAM_BYTES = 65_536;
     /** Callers spinning on this socket's sockets now (EngineLoop.pollUntil): busy loops sleep meanwhile. */
-    final java.util.concurrent.atomic.AtomicInteger callersSpinning = new java.util.concurrent.atomic.AtomicInteger();
+    final AtomicInteger callersSpinning = new AtomicInteger();
 
     final ShellConfig config;
     final CallObserver observer;

@@ -10,6 +10,9 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.function.Function;
 
@@ -41,9 +44,9 @@ public final class ClientCall<T> implements Runnable, DeadlineQueue.Entry {
         /**
          * A thread is about to wait for {@code c}'s future (any thread): the runner may have it
          * read and handle the response itself for a while, returning early once the future is done
-         * and never after {@code giveUpNanos} ({@link System#nanoTime()}).
+         * and never later than {@code timeoutNanos} from now.
          */
-        default void awaiting(ClientCall<?> c, long giveUpNanos) {
+        default void awaiting(ClientCall<?> c, long timeoutNanos) {
         }
     }
 
@@ -180,18 +183,20 @@ public final class ClientCall<T> implements Runnable, DeadlineQueue.Entry {
     private final class CallFuture extends CompletableFuture<T> {
         /** A waiting thread first lets its loop have it read its own response (HomaConfig.callerSpin). */
         @Override
-        public T get() throws InterruptedException, java.util.concurrent.ExecutionException {
+        public T get() throws InterruptedException, ExecutionException {
             awaitBriefly(Long.MAX_VALUE);
             return super.get();
         }
 
         @Override
-        public T get(long timeout, java.util.concurrent.TimeUnit unit)
-                throws InterruptedException, java.util.concurrent.ExecutionException, java.util.concurrent.TimeoutException {
-            long now = System.nanoTime();
+        public T get(long timeout, TimeUnit unit) throws InterruptedException, ExecutionException, TimeoutException {
             long nanos = unit.toNanos(timeout);
-            awaitBriefly(nanos >= Long.MAX_VALUE / 2 ? Long.MAX_VALUE : now + nanos);
-            return super.get(Math.max(0, nanos - (System.nanoTime() - now)), java.util.concurrent.TimeUnit.NANOSECONDS);
+            if (isDone() || loop == null) {
+                return super.get(nanos, TimeUnit.NANOSECONDS);
+            }
+            long start = System.nanoTime();
+            awaitBriefly(nanos);
+            return super.get(Math.max(0, nanos - (System.nanoTime() - start)), TimeUnit.NANOSECONDS);
         }
 
         @Override
@@ -200,10 +205,11 @@ public final class ClientCall<T> implements Runnable, DeadlineQueue.Entry {
             return super.join();
         }
 
-        private void awaitBriefly(long giveUpNanos) {
+        /** Lets the call's runner have this thread read its own response, for at most {@code timeoutNanos}. */
+        private void awaitBriefly(long timeoutNanos) {
             Runner l = loop;
             if (l != null && !isDone()) {
-                l.awaiting(ClientCall.this, giveUpNanos == Long.MAX_VALUE ? System.nanoTime() + Long.MAX_VALUE / 4 : giveUpNanos);
+                l.awaiting(ClientCall.this, timeoutNanos);
             }
         }
 

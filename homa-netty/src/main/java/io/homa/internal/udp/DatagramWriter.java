@@ -10,7 +10,6 @@ import io.netty.channel.EventLoop;
 import io.netty.channel.socket.DatagramPacket;
 import io.netty.channel.unix.SegmentedDatagramPacket;
 import io.netty.channel.unix.Socket;
-import io.netty.channel.unix.UnixChannel;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -70,10 +69,7 @@ public final class DatagramWriter {
     private final List<Channel> channels = new ArrayList<>();
     private final int[] channelOfLevel;
     private final boolean[] dirty;
-    /**
-     * Each channel's socket for the direct route: the same file descriptor, wrapped again (never
-     * closed through this object: the channel owns it). Null when a channel is not native.
-     */
+    /** Each channel's socket for the direct route ({@link NativeSockets}); null when a channel is not native. */
     private final Socket[] direct;
     private final boolean gso;
     private final FaultInjector faults;
@@ -99,15 +95,7 @@ public final class DatagramWriter {
             channelOfLevel[level] = i;
         }
         this.dirty = new boolean[channels.size()];
-        Socket[] sockets = new Socket[channels.size()];
-        for (int i = 0; i < sockets.length; i++) {
-            if (!(channels.get(i) instanceof UnixChannel u)) {
-                sockets = null;
-                break;
-            }
-            sockets[i] = new Socket(u.fd().intValue());
-        }
-        this.direct = sockets;
+        this.direct = NativeSockets.of(channels);
         this.gso = gso;
         this.faults = faults;
         this.loop = loop;

@@ -6,7 +6,6 @@ import io.netty.channel.Channel;
 import io.netty.channel.socket.DatagramPacket;
 import io.netty.channel.unix.DatagramSocketAddress;
 import io.netty.channel.unix.Socket;
-import io.netty.channel.unix.UnixChannel;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -41,13 +40,12 @@ public final class DirectReader {
 
     /** A reader of {@code channels}' sockets, or null when one of them is not native (NIO). */
     public static DirectReader of(List<Channel> channels, int datagramBytes) {
-        Socket[] sockets = new Socket[channels.size()];
+        Socket[] sockets = NativeSockets.of(channels);
+        if (sockets == null) {
+            return null;
+        }
         InetSocketAddress[] local = new InetSocketAddress[sockets.length];
         for (int i = 0; i < sockets.length; i++) {
-            if (!(channels.get(i) instanceof UnixChannel u)) {
-                return null;
-            }
-            sockets[i] = new Socket(u.fd().intValue()); // the channel's descriptor: never closed here
             local[i] = (InetSocketAddress) channels.get(i).localAddress();
         }
         return new DirectReader(sockets, local, channels.get(0).alloc(), datagramBytes);
