@@ -25,7 +25,7 @@ public enum Scenario {
     LOADED_100B("loaded-100B", Kind.LOADED, 100, 1, 1_000, 10_000),
     LOADED_100B_4CLIENTS("loaded-100B-4clients", Kind.LOADED, 100, 1, 1_000, 10_000),
     THROUGHPUT_1MB("throughput-1MB", Kind.THROUGHPUT, 1_000_000, 4, 40, 2_000),
-    THROUGHPUT_100B("throughput-100B", Kind.THROUGHPUT, 100, 64, 5_000, 50_000);
+    THROUGHPUT_100B("throughput-100B", Kind.THROUGHPUT, 100, 64, 40_000, 400_000);
 
     /** What a scenario measures. */
     public enum Kind { UNLOADED, LOADED, THROUGHPUT }
