@@ -28,6 +28,14 @@ public final class HomaMetrics {
     public enum Shell {
         /** UDP datagrams handed to the kernel (a GSO send counts each segment). */
         DATAGRAMS_SENT,
+        /**
+         * System calls that handed datagrams to the kernel: each {@code sendmmsg} (one per socket
+         * and loop turn, however many datagrams the turn wrote), each {@code sendto} of a caller's
+         * own turn, and with transports that cannot batch (NIO, io_uring) each datagram's send.
+         * {@code DATAGRAMS_SENT / SEND_CALLS} is how many datagrams share a call. Sends the kernel
+         * refused for a full socket buffer and Netty retried later are not counted again.
+         */
+        SEND_CALLS,
         /** UDP datagrams read from the kernel. */
         DATAGRAMS_RECEIVED,
         /** Bytes of DATA datagrams sent (Homa header included, IP/UDP not). */
@@ -38,7 +46,10 @@ public final class HomaMetrics {
         BYTES_RECEIVED_DATA,
         /** Bytes of control datagrams received (and anything not recognisable as DATA). */
         BYTES_RECEIVED_CONTROL,
-        /** Sends of several segments in one system call (UDP GSO). */
+        /**
+         * Sends of several segments as one datagram the kernel splits (UDP GSO): a message's
+         * segments, or equal-size datagrams of several messages to one peer written in one turn.
+         */
         GSO_SENDS,
         /**
          * Received DATA datagrams of long messages handed to the engine after the control packets

@@ -177,7 +177,7 @@ final class EngineLoop {
         this.siblings = siblings;
         memory.allocator(byLevel[0].alloc());
         int reserve = engineConfig.maxDatagram() * engineConfig.maxGsoSegments;
-        this.writer = new DatagramWriter(byLevel, gso, faults, loop, shell, reserve);
+        this.writer = new DatagramWriter(byLevel, gso, faults, loop, shell, reserve, socket.config.engine().maxGsoSegments);
         this.callerTurns = callerSends && faults == null && writer.sendsDirectly();
         if (callerTurns && callerSpinNanos > 0) {
             this.reader = DirectReader.of(channels, readBytes);

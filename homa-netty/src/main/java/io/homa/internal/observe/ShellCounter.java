@@ -8,6 +8,7 @@ package io.homa.internal.observe;
  */
 public enum ShellCounter {
     DATAGRAMS_SENT,
+    SEND_CALLS,
     DATAGRAMS_RECEIVED,
     BYTES_SENT_DATA,
     BYTES_SENT_CONTROL,

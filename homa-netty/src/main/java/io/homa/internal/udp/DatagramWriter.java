@@ -1,12 +1,14 @@
 package io.homa.internal.udp;
 
 import io.homa.internal.observe.ShellCounter;
+import io.homa.internal.transport.Transport;
 import io.homa.core.Transmit;
 import io.homa.core.wire.WireFormat;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
+import io.netty.channel.epoll.EpollDatagramChannel;
 import io.netty.channel.socket.DatagramPacket;
 import io.netty.channel.unix.SegmentedDatagramPacket;
 import io.netty.channel.unix.Socket;
@@ -28,6 +30,16 @@ import java.util.concurrent.TimeUnit;
  * and GSO is on, else as one {@link DatagramPacket} per segment. Writes are not flushed one by one:
  * {@link #flush()} at the end of a batch hands them all to the kernel (sendmmsg with epoll).
  * With fault injection on, each segment goes alone and may be dropped, duplicated or delayed.
+ *
+ * <p>Batches across messages: datagrams of one segment that the loop writes one after another to
+ * the same peer on the same channel, all of one size (the last may be shorter), leave as one GSO
+ * send, however many messages they belong to: 64 responses of 100 B written in one turn are one
+ * datagram for the kernel's send path, which splits it (and the peer's GRO may keep it whole). Such
+ * a run lives in one arena buffer, back to back, so it is one slice and no copy. It is only what is
+ * already there: a run is written out when the next datagram cannot join it, on {@link #flush()}
+ * (the end of the turn) or at the flush threshold, never held to wait for more. With GSO off each
+ * datagram is a packet of its own; either way a flush is one {@code sendmmsg} per channel
+ * ({@code SEND_CALLS} counts them).
  *
  * <p>Zero-copy send ({@code HomaConfig.zeroCopySend()}): for a transmit the engine made
  * {@linkplain Transmit#payloadByReference() by reference}, the buffer holds only the headers, and
@@ -64,11 +76,17 @@ public final class DatagramWriter {
      * flush does not overrun it. A round size, not a measured optimum.
      */
     private static final int FLUSH_THRESHOLD = 512 * 1024;
+    /** Packets Netty's epoll channel hands to one {@code sendmmsg} at most (its array's size, UIO_MAX_IOV). */
+    private static final int SENDMMSG_PACKETS = 1024;
 
     /** The distinct channels, and for each priority level the index of its channel. */
     private final List<Channel> channels = new ArrayList<>();
     private final int[] channelOfLevel;
     private final boolean[] dirty;
+    /** Packets written to each channel since its last flush. */
+    private final int[] queued;
+    /** Whether each channel's flush is one {@code sendmmsg} (epoll) rather than a send per packet. */
+    private final boolean[] batchesSends;
     /** Each channel's socket for the direct route ({@link NativeSockets}); null when a channel is not native. */
     private final Socket[] direct;
     private final boolean gso;
@@ -78,13 +96,30 @@ public final class DatagramWriter {
     private final SendArena arena;
     /** Room the engine needs for one transmit: maxDatagram x maxGsoSegments. */
     private final int reserveBytes;
+    /**
+     * Segments of one GSO send of a run at most: the configured {@code maxGsoSegments} (64 by
+     * default, Linux's UDP_MAX_SEGMENTS before 6.9), not the engine's, which a 64 KB datagram
+     * (loopback) cuts to one.
+     */
+    private final int maxSegments;
     private ByteBuf batch;
+    /** The run of one-segment datagrams not yet written out (see the class comment); null when none. */
+    private ByteBuf run;
+    private int runStart;
+    private int runBytes;
+    private int runSegment;
+    private int runCount;
+    private int runChannel;
+    private InetSocketAddress runTo;
     private int unflushedBytes;
     private final Set<DatagramPacket> delayed = Collections.newSetFromMap(new IdentityHashMap<>());
 
-    /** @param byLevel the channel of each priority level 0..7 (levels may share one) */
+    /**
+     * @param byLevel     the channel of each priority level 0..7 (levels may share one)
+     * @param maxSegments the most segments one GSO send of a run may carry
+     */
     public DatagramWriter(Channel[] byLevel, boolean gso, FaultInjector faults, EventLoop loop, long[] shell,
-                   int reserveBytes) {
+                   int reserveBytes, int maxSegments) {
         this.channelOfLevel = new int[byLevel.length];
         for (int level = 0; level < byLevel.length; level++) {
             int i = channels.indexOf(byLevel[level]);
@@ -95,6 +130,11 @@ public final class DatagramWriter {
             channelOfLevel[level] = i;
         }
         this.dirty = new boolean[channels.size()];
+        this.queued = new int[channels.size()];
+        this.batchesSends = new boolean[channels.size()];
+        for (int i = 0; i < channels.size(); i++) {
+            batchesSends[i] = channels.get(i) instanceof EpollDatagramChannel;
+        }
         this.direct = NativeSockets.of(channels);
         this.gso = gso;
         this.faults = faults;
@@ -102,6 +142,7 @@ public final class DatagramWriter {
         this.shell = shell;
         this.arena = new SendArena(Math.max(BATCH_BYTES, 2 * reserveBytes));
         this.reserveBytes = reserveBytes;
+        this.maxSegments = maxSegments;
     }
 
     /** Whether a thread other than the loop can send without waking the loop (native channels). */
@@ -134,25 +175,86 @@ public final class DatagramWriter {
      */
     public void send(Transmit t, ByteBuf payload) {
         int length = t.length();
-        ByteBuf bytes = take(t.written());
-        if (!t.payloadByReference()) {
-            payload = null;
-        } else if (payload == null) {
-            bytes.release();
+        if (t.payloadByReference() && payload == null) {
             throw new IllegalStateException("no buffer owns the payload of " + t);
         }
         int chIndex = channelOfLevel[t.priority()];
-        Channel ch = channels.get(chIndex);
         InetSocketAddress to = t.destination();
         int segments = t.segments();
         shell[(t.isData() ? ShellCounter.BYTES_SENT_DATA : ShellCounter.BYTES_SENT_CONTROL).ordinal()] += length;
         shell[ShellCounter.DATAGRAMS_SENT.ordinal()] += segments;
         if (t.isData()) {
             int payloadBytes = length - segments * WireFormat.DATA_HEADER;
-            shell[(payload != null ? ShellCounter.SEND_PAYLOAD_BYTES_IN_PLACE : ShellCounter.SEND_PAYLOAD_BYTES_COPIED).ordinal()]
+            shell[(t.payloadByReference() ? ShellCounter.SEND_PAYLOAD_BYTES_IN_PLACE : ShellCounter.SEND_PAYLOAD_BYTES_COPIED).ordinal()]
                     += payloadBytes;
         }
         unflushedBytes += length;
+        if (segments == 1 && !t.payloadByReference() && batchesAcrossMessages()) {
+            addToRun(chIndex, to, length);
+        } else {
+            writeRun(); // what was written before leaves before this
+            sendAlone(t, payload, chIndex, to, length, segments);
+        }
+        if (unflushedBytes >= FLUSH_THRESHOLD) {
+            flush();
+        }
+    }
+
+    /**
+     * Whether one-segment datagrams join runs: with GSO on, no faults injected, and on the loop (a
+     * caller's own turn sends each datagram at once by the direct route: a batch of one).
+     */
+    private boolean batchesAcrossMessages() {
+        return gso && faults == null && (direct == null || loop.inEventLoop());
+    }
+
+    /** Adds the datagram just written (at the batch's writer index) to the run, or starts a new run with it. */
+    private void addToRun(int chIndex, InetSocketAddress to, int length) {
+        int at = batch.writerIndex();
+        if (run != null && !(run == batch && at == runStart + runBytes && chIndex == runChannel
+                && runCount < maxSegments && runBytes + length <= Transport.MAX_UDP_PAYLOAD
+                && runBytes == runCount * runSegment && length <= runSegment // a shorter one ends a run
+                && (to == runTo || to.equals(runTo)))) {
+            writeRun();
+        }
+        if (run == null) {
+            run = batch.retain(); // the run's hold on its buffer, passed on to the packet's slice
+            runStart = at;
+            runBytes = 0;
+            runCount = 0;
+            runSegment = length;
+            runChannel = chIndex;
+            runTo = to;
+        }
+        runBytes += length;
+        runCount++;
+        batch.writerIndex(at + length);
+    }
+
+    /** Writes the run out (if any): one GSO send of its datagrams, or a plain packet when it has one. */
+    private void writeRun() {
+        if (run == null) {
+            return;
+        }
+        ByteBuf bytes = run.slice(runStart, runBytes); // holds the run's reference
+        run = null;
+        Channel ch = channels.get(runChannel);
+        if (runCount == 1) {
+            write(ch, runChannel, new DatagramPacket(bytes, runTo));
+        } else {
+            shell[ShellCounter.GSO_SENDS.ordinal()]++;
+            write(ch, runChannel, new SegmentedDatagramPacket(bytes, runSegment, runTo));
+        }
+        runTo = null;
+    }
+
+    /** Sends a transmit that joins no run, as the class comment says. */
+    private void sendAlone(Transmit t, ByteBuf payload, int chIndex, InetSocketAddress to, int length, int segments) {
+        ByteBuf bytes = take(t.written());
+        if (!t.payloadByReference()) {
+            payload = null;
+        }
+        Channel ch = channels.get(chIndex);
         if (faults != null) {
             sendWithFaults(ch, chIndex, bytes, payload, t);
         } else if (segments == 1) {
@@ -166,9 +268,6 @@ public final class DatagramWriter {
                 write(ch, chIndex, new DatagramPacket(segment(ch, bytes, payload, t, i), to));
             }
             bytes.release();
-        }
-        if (unflushedBytes >= FLUSH_THRESHOLD) {
-            flush();
         }
     }
 
@@ -241,6 +340,7 @@ public final class DatagramWriter {
                     delayed.add(p);
                     loop.schedule(() -> {
                         if (delayed.remove(p)) {
+                            shell[ShellCounter.SEND_CALLS.ordinal()]++;
                             ch.writeAndFlush(p, ch.voidPromise());
                         }
                     }, faults.delayNanos(data), TimeUnit.NANOSECONDS);
@@ -256,6 +356,7 @@ public final class DatagramWriter {
         }
         ch.write(packet, ch.voidPromise());
         dirty[chIndex] = true;
+        queued[chIndex]++;
     }
 
     /**
@@ -270,6 +371,7 @@ public final class DatagramWriter {
         ByteBuf b = p.content();
         InetSocketAddress to = p.recipient();
         int n;
+        shell[ShellCounter.SEND_CALLS.ordinal()]++;
         try {
             if (b.hasMemoryAddress()) {
                 n = direct[chIndex].sendToAddress(b.memoryAddress(), b.readerIndex(), b.writerIndex(),
@@ -291,19 +393,30 @@ public final class DatagramWriter {
         return true;
     }
 
-    /** Hands every written datagram to the kernel. */
+    /**
+     * Hands every written datagram to the kernel: the run, then each channel's packets in one
+     * {@code sendmmsg} (epoll; Netty's array takes up to {@value #SENDMMSG_PACKETS} per call).
+     */
     public void flush() {
+        writeRun();
         for (int i = 0; i < dirty.length; i++) {
             if (dirty[i]) {
                 dirty[i] = false;
+                shell[ShellCounter.SEND_CALLS.ordinal()] += batchesSends[i]
+                        ? (queued[i] + SENDMMSG_PACKETS - 1) / SENDMMSG_PACKETS : queued[i];
+                queued[i] = 0;
                 channels.get(i).flush();
             }
         }
         unflushedBytes = 0;
     }
 
-    /** Releases every delayed packet not yet sent (the arena's memory goes to the collector). */
+    /** Releases every delayed packet not yet sent, and a run not written (the arena's memory goes to the collector). */
     public void close() {
+        if (run != null) {
+            run.release();
+            run = null;
+        }
         batch = null;
         for (DatagramPacket p : delayed) {
             p.release();
