@@ -192,6 +192,17 @@ public final class HomaTransport implements Transport {
         return binder;
     }
 
+    /**
+     * With {@code -Dhoma.bench.printMetrics=true} (through {@code JAVA_TOOL_OPTIONS} to reach the
+     * server JVM too), a socket's metrics on stderr as it closes: how its datagrams shared system
+     * calls ({@code send_calls} against {@code datagrams_sent}) and how many calls were caller turns.
+     */
+    private static void printMetrics(String side, HomaSocket socket) {
+        if (Boolean.getBoolean("homa.bench.printMetrics")) {
+            System.err.println("homa " + side + " metrics: " + socket.metrics());
+        }
+    }
+
     private static void closeQuietly(AutoCloseable c) {
         try {
             c.close();
@@ -223,6 +234,7 @@ public final class HomaTransport implements Transport {
 
         @Override
         public void close() {
+            printMetrics("server", socket);
             closeQuietly(binder);
             socket.close();
         }
@@ -252,6 +264,7 @@ public final class HomaTransport implements Transport {
         @Override
         public void close() {
             if (closed.compareAndSet(false, true)) {
+                printMetrics("client", socket);
                 closeQuietly(binder);
                 socket.close();
             }

@@ -94,7 +94,7 @@ final class IncomingData {
             return true;
         }
         Peer peer = rpcs.peer(from);
-        if (peer != null && peer.tombstones.containsKey(clientId)) {
+        if (peer != null && peer.tombstones.contains(clientId)) {
             counters.bump(Counter.LATE_DUPLICATE_REQUESTS);
             return false;
         }

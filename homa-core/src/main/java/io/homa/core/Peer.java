@@ -38,7 +38,7 @@ final class Peer {
     /** Memory charged for this peer's incomplete incoming messages (see {@link IncomingMessage#footprint()}). */
     long bufferedBytes;
     /** Client ids of recently finished server RPCs, with the tick at which they expire. */
-    final LongMap<Long> tombstones = new LongMap<>(4);
+    final Tombstones tombstones = new Tombstones();
 
     /**
      * The peer has shown that it really is at {@link #address}: it named an id of ours that only
@@ -89,9 +89,6 @@ final class Peer {
     }
 
     void expireTombstones(long tick) {
-        if (tombstones.isEmpty()) {
-            return;
-        }
-        tombstones.removeIf(expiry -> expiry <= tick);
+        tombstones.expire(tick);
     }
 }

@@ -225,7 +225,7 @@ final class RpcTable {
                 // still in the network is a late duplicate that must not run again.
                 // Kept for two round trips at least: on a slow path a copy can be late by that much.
                 long rtt = peer.roundTripTicks(cfg.tickNanos, roundTripCapTicks);
-                peer.tombstones.put(rpc.clientId(), boxed(clock.tick() + Math.max(cfg.tombstoneTicks, 2L * rtt)));
+                peer.tombstones.add(rpc.clientId(), boxed(clock.tick() + Math.max(cfg.tombstoneTicks, 2L * rtt)));
             }
         }
         rpc.state = Rpc.State.DEAD;
