@@ -16,6 +16,7 @@ import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Echo and a small burst of concurrent calls under each of the I/O shell's switches. */
 class ShellOptionsTest {
@@ -64,8 +65,14 @@ class ShellOptionsTest {
             Transport t = Loopback.shellOf(client).transport();
             boolean segmentsFit = 2L * config.engineConfig().maxDatagram() <= Transport.MAX_UDP_PAYLOAD;
             long gsoSends = client.metrics().shell(HomaMetrics.Shell.GSO_SENDS);
-            assertEquals(t.gso && segmentsFit, gsoSends > 0, name + ": GSO sends " + gsoSends + ", " + t.name()
-                    + ", gso " + t.gso);
+            // With GSO on, a message's segments go as one send when they fit; runs of equal-size
+            // datagrams of several messages may make GSO sends on loopback too (SendBatchingTest).
+            String what = name + ": GSO sends " + gsoSends + ", " + t.name() + ", gso " + t.gso;
+            if (!t.gso) {
+                assertEquals(0, gsoSends, what);
+            } else if (segmentsFit) {
+                assertTrue(gsoSends > 0, what);
+            }
         }
     }
 }
