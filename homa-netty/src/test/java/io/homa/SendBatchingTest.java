@@ -44,17 +44,11 @@ class SendBatchingTest {
     void aBurstToOnePeerLeavesInBatches(boolean gso) throws Exception {
         try (HomaSocket server = HomaSocket.open(Loopback.config().gso(gso).build());
              HomaSocket client = HomaSocket.open(Loopback.config().gso(gso).build())) {
-            Set<Integer> handled = ConcurrentHashMap.newKeySet();
-            AtomicInteger handlerRuns = new AtomicInteger();
-            server.serve(r -> {
-                handlerRuns.incrementAndGet();
-                handled.add(ByteBuffer.wrap(r.toByteArray()).getInt(0));
-                r.reply(r.toByteArray());
-            });
+            Handled handled = Handled.echoing(server);
             burst(client, List.of(Loopback.addressOf(server)));
             Loopback.awaitIdle(client, server);
-            assertEquals(BURST, handlerRuns.get(), "each request handled once");
-            assertEquals(BURST, handled.size());
+            assertEquals(BURST, handled.runs.get(), "each request handled once");
+            assertEquals(BURST, handled.ids.size());
             expectBatched(client.metrics(), gso);
         }
     }
@@ -64,20 +58,14 @@ class SendBatchingTest {
     void aBurstThroughLossCompletesEveryCallOnce() throws Exception {
         try (HomaSocket server = HomaSocket.open(Loopback.config().build());
              HomaSocket client = HomaSocket.open(Loopback.config().build())) {
-            Set<Integer> handled = ConcurrentHashMap.newKeySet();
-            AtomicInteger handlerRuns = new AtomicInteger();
-            server.serve(r -> {
-                handlerRuns.incrementAndGet();
-                handled.add(ByteBuffer.wrap(r.toByteArray()).getInt(0));
-                r.reply(r.toByteArray());
-            });
+            Handled handled = Handled.echoing(server);
             try (LossyRelay relay = new LossyRelay(Loopback.addressOf(server), 0.05, 27)) {
                 burst(client, List.of(relay.address()));
                 Loopback.awaitIdle(client, server);
                 assertTrue(relay.dropped() > 0, "the relay dropped nothing: " + relay.passed() + " passed");
             }
-            assertEquals(BURST, handled.size(), "every request reached the handler");
-            assertEquals(BURST, handlerRuns.get(), "no request handled twice");
+            assertEquals(BURST, handled.ids.size(), "every request reached the handler");
+            assertEquals(BURST, handled.runs.get(), "no request handled twice");
             HomaMetrics c = client.metrics();
             assertTrue(c.retransmissions() + server.metrics().retransmissions() > 0,
                     "the losses were repaired by retransmission: " + c + " / " + server.metrics());
@@ -141,6 +129,20 @@ class SendBatchingTest {
             for (HomaSocket s : sockets) {
                 s.close();
             }
+        }
+    }
+
+    /** An echo handler that counts its runs and the distinct requests (by the number each carries) it saw. */
+    private record Handled(Set<Integer> ids, AtomicInteger runs) {
+        static Handled echoing(HomaSocket server) {
+            Handled h = new Handled(ConcurrentHashMap.newKeySet(), new AtomicInteger());
+            server.serve(r -> {
+                h.runs.incrementAndGet();
+                byte[] request = r.toByteArray();
+                h.ids.add(ByteBuffer.wrap(request).getInt(0));
+                r.reply(request);
+            });
+            return h;
         }
     }
 

@@ -82,14 +82,15 @@ public final class DatagramWriter {
     /** The distinct channels, and for each priority level the index of its channel. */
     private final List<Channel> channels = new ArrayList<>();
     private final int[] channelOfLevel;
-    private final boolean[] dirty;
-    /** Packets written to each channel since its last flush. */
+    /** Packets written to each channel since its last flush (a channel with none needs no flush). */
     private final int[] queued;
     /** Whether each channel's flush is one {@code sendmmsg} (epoll) rather than a send per packet. */
     private final boolean[] batchesSends;
     /** Each channel's socket for the direct route ({@link NativeSockets}); null when a channel is not native. */
     private final Socket[] direct;
     private final boolean gso;
+    /** Whether one-segment datagrams may form runs at all: GSO on and no faults injected (fixed at construction). */
+    private final boolean runs;
     private final FaultInjector faults;
     private final EventLoop loop;
     private final long[] shell;
@@ -129,7 +130,6 @@ public final class DatagramWriter {
             }
             channelOfLevel[level] = i;
         }
-        this.dirty = new boolean[channels.size()];
         this.queued = new int[channels.size()];
         this.batchesSends = new boolean[channels.size()];
         for (int i = 0; i < channels.size(); i++) {
@@ -138,6 +138,7 @@ public final class DatagramWriter {
         this.direct = NativeSockets.of(channels);
         this.gso = gso;
         this.faults = faults;
+        this.runs = gso && faults == null;
         this.loop = loop;
         this.shell = shell;
         this.arena = new SendArena(Math.max(BATCH_BYTES, 2 * reserveBytes));
@@ -193,7 +194,7 @@ public final class DatagramWriter {
             addToRun(chIndex, to, length);
         } else {
             writeRun(); // what was written before leaves before this
-            sendAlone(t, payload, chIndex, to, length, segments);
+            sendAlone(t, payload, chIndex, to, segments);
         }
         if (unflushedBytes >= FLUSH_THRESHOLD) {
             flush();
@@ -201,11 +202,11 @@ public final class DatagramWriter {
     }
 
     /**
-     * Whether one-segment datagrams join runs: with GSO on, no faults injected, and on the loop (a
-     * caller's own turn sends each datagram at once by the direct route: a batch of one).
+     * Whether one-segment datagrams join runs: where runs are possible, and on the loop (a caller's
+     * own turn sends each datagram at once by the direct route: a batch of one).
      */
     private boolean batchesAcrossMessages() {
-        return gso && faults == null && (direct == null || loop.inEventLoop());
+        return runs && (direct == null || loop.inEventLoop());
     }
 
     /** Adds the datagram just written (at the batch's writer index) to the run, or starts a new run with it. */
@@ -249,7 +250,7 @@ public final class DatagramWriter {
     }
 
     /** Sends a transmit that joins no run, as the class comment says. */
-    private void sendAlone(Transmit t, ByteBuf payload, int chIndex, InetSocketAddress to, int length, int segments) {
+    private void sendAlone(Transmit t, ByteBuf payload, int chIndex, InetSocketAddress to, int segments) {
         ByteBuf bytes = take(t.written());
         if (!t.payloadByReference()) {
             payload = null;
@@ -355,7 +356,6 @@ public final class DatagramWriter {
             return;
         }
         ch.write(packet, ch.voidPromise());
-        dirty[chIndex] = true;
         queued[chIndex]++;
     }
 
@@ -399,9 +399,8 @@ public final class DatagramWriter {
      */
     public void flush() {
         writeRun();
-        for (int i = 0; i < dirty.length; i++) {
-            if (dirty[i]) {
-                dirty[i] = false;
+        for (int i = 0; i < queued.length; i++) {
+            if (queued[i] > 0) {
                 shell[ShellCounter.SEND_CALLS.ordinal()] += batchesSends[i]
                         ? (queued[i] + SENDMMSG_PACKETS - 1) / SENDMMSG_PACKETS : queued[i];
                 queued[i] = 0;
