@@ -5,7 +5,6 @@ import io.homa.HomaMetrics;
 import io.homa.HomaOverloadedException;
 import io.homa.HomaRequest;
 import io.homa.HomaSocket;
-import io.homa.core.EngineConfig;
 import io.homa.testing.DatagramFaults;
 import io.homa.testing.FaultInjection;
 import io.homa.core.wire.DecodedPacket;
@@ -136,7 +135,7 @@ class WiresharkDissectorTest {
     /** What the workload sent, as the sockets counted it once closed. */
     private record Traffic(int serverPort, int clientPort, int deafPort, int rawPort,
                            HomaMetrics serverA, HomaMetrics serverB, HomaMetrics client, HomaMetrics deaf,
-                           int maxDatagram, int maxMessageLength,
+                           int maxMessageLength,
                            Map<DropReason, Integer> malformedSent) {
     }
 
@@ -155,7 +154,6 @@ class WiresharkDissectorTest {
             }
         });
         Map<DropReason, Integer> malformed;
-        int maxDatagram = EngineConfig.builder().mtu(serverA.config().mtu()).build().maxDatagram();
         int maxMessageLength = serverA.config().maxMessageLength();
         // The client loses 5% of its DATA (seeded): the server asks for it with RESEND.
         HomaSocket clientSocket = HomaSocket.open(FaultInjection.inject(config(0), 14,
@@ -260,7 +258,7 @@ class WiresharkDissectorTest {
         // After close, metrics() returns the final counts: nothing more is sent.
         return new Traffic(server.getPort(), clientSocket.localAddress().getPort(), deafSocket.localAddress().getPort(),
                 raw.getLocalPort(), serverA.metrics(), serverB.metrics(), clientSocket.metrics(), deafSocket.metrics(),
-                maxDatagram, maxMessageLength, malformed);
+                maxMessageLength, malformed);
     }
 
     /** Sends one datagram for each check of the decoder; returns how many of each drop reason. */
@@ -337,10 +335,14 @@ class WiresharkDissectorTest {
             Map<String, List<String>> expected = new LinkedHashMap<>();
             DECODED.forEach(f -> expected.put(f, new ArrayList<>()));
             DropReason reason = null;
-            // A datagram longer than the largest Homa datagram is a GSO batch of full-size segments.
+            // A datagram longer than its first packet is a GSO batch (of one message's segments, or
+            // of equal-size packets of several RPCs batched in one send): every packet is as long as
+            // the first but the last, the stride the dissector and the GRO receive path use.
+            int first = PacketDecoder.packetLength(ByteBuffer.wrap(payload), 0, payload.length);
+            int stride = first > 0 && first < payload.length ? first : payload.length;
             int segments = 0;
-            for (int at = 0; at < payload.length; at += t.maxDatagram()) {
-                ByteBuffer segment = ByteBuffer.wrap(payload, at, Math.min(t.maxDatagram(), payload.length - at)).slice();
+            for (int at = 0; at < payload.length; at += stride) {
+                ByteBuffer segment = ByteBuffer.wrap(payload, at, Math.min(stride, payload.length - at)).slice();
                 DecodedPacket p = new DecodedPacket();
                 reason = PacketDecoder.decode(segment, t.maxMessageLength(), p);
                 if (reason != null) {
