@@ -20,7 +20,6 @@ public final class CompareReport {
                          double limit, boolean atMost) {
     }
 
-    /** The targets of issue 4, measured as ratios in one run. */
     /**
      * The targets of the data-path issue (Homa against the kernel's TCP, in our own process) and of
      * homa-grpc (gRPC over Homa against gRPC over HTTP/2). A denominator {@code T@scenario} is
@@ -36,8 +35,16 @@ public final class CompareReport {
             new Target("unloaded-100B alloc B/call homa", "unloaded-100B", "alloc_bytes_per_call", "homa", "1", 512, true),
             new Target("loaded-100B p99 homa/tcp-single", "loaded-100B", "p99", "homa", "tcp-single", 0.1, true),
             new Target("loaded-100B p99 homa loaded/unloaded", "loaded-100B", "p99", "homa", "homa@unloaded-100B", 3, true),
-            new Target("loaded-100B p99 grpc-homa/grpc", "loaded-100B", "p99", "grpc-homa", "grpc", 0.2, true),
-            new Target("unloaded-100B p50 grpc-homa/grpc", "unloaded-100B", "p50", "grpc-homa", "grpc", 1.2, true));
+            new Target("loaded-100B p99 grpc-homa/grpc", "loaded-100B", "p99", "grpc-homa", "grpc", 0.3, true),
+            new Target("loaded-100B p99 grpc-homa-default/grpc-default", "loaded-100B", "p99",
+                    "grpc-homa-default", "grpc-default", 0.3, true),
+            new Target("unloaded-100B p50 grpc-homa/grpc", "unloaded-100B", "p50", "grpc-homa", "grpc", 0.8, true),
+            new Target("unloaded-100B cpu/call grpc-homa/grpc", "unloaded-100B", "cpu_us_per_call", "grpc-homa", "grpc",
+                    0.8, true),
+            new Target("throughput-1MB Gbit/s grpc-homa/grpc", "throughput-1MB", "gbit_per_s", "grpc-homa", "grpc", 1.0,
+                    false),
+            new Target("throughput-1MB alloc B/call grpc-homa", "throughput-1MB", "alloc_bytes_per_call", "grpc-homa", "1",
+                    2_500_000, true));
 
     private final Map<String, Map<Scenario, Summary>> results = new LinkedHashMap<>();
     private final Map<String, Object> machine;
@@ -190,6 +197,10 @@ public final class CompareReport {
         Map<String, Object> grpcHoma = pairRatios(Transports.GRPC_HOMA, Transports.GRPC);
         if (!grpcHoma.isEmpty()) {
             out.put("grpc-homa/grpc", grpcHoma);
+        }
+        Map<String, Object> grpcHomaDefault = pairRatios(Transports.GRPC_HOMA_DEFAULT, Transports.GRPC_DEFAULT);
+        if (!grpcHomaDefault.isEmpty()) {
+            out.put("grpc-homa-default/grpc-default", grpcHomaDefault);
         }
         Map<String, Object> tcp = pairRatios(Transports.TCP_SINGLE, Transports.TCP_POOL);
         if (!tcp.isEmpty()) {

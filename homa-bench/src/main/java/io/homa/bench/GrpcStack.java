@@ -21,27 +21,25 @@ enum GrpcStack {
     /** grpc-netty: HTTP/2 on TCP, on the benchmark's own event loop group. */
     NETTY {
         @Override
-        Server startServer(ServerServiceDefinition service, EventLoopGroup group, int maxMessage) throws IOException {
-            return NettyServerBuilder.forAddress(NettyIo.anyPort())
+        Server startServer(ServerServiceDefinition service, EventLoopGroup group, int maxMessage, boolean direct)
+                throws IOException {
+            NettyServerBuilder b = NettyServerBuilder.forAddress(NettyIo.anyPort())
                     .channelType(NettyIo.serverSocketChannel())
                     .bossEventLoopGroup(group)
                     .workerEventLoopGroup(group)
-                    .directExecutor()
                     .maxInboundMessageSize(maxMessage)
-                    .addService(service)
-                    .build()
-                    .start();
+                    .addService(service);
+            return (direct ? b.directExecutor() : b).build().start();
         }
 
         @Override
-        ManagedChannel channel(InetSocketAddress server, EventLoopGroup group, int maxMessage) {
-            return NettyChannelBuilder.forAddress(server)
+        ManagedChannel channel(InetSocketAddress server, EventLoopGroup group, int maxMessage, boolean direct) {
+            NettyChannelBuilder b = NettyChannelBuilder.forAddress(server)
                     .channelType(NettyIo.socketChannel())
                     .eventLoopGroup(group)
-                    .directExecutor()
                     .usePlaintext()
-                    .maxInboundMessageSize(maxMessage)
-                    .build();
+                    .maxInboundMessageSize(maxMessage);
+            return (direct ? b.directExecutor() : b).build();
         }
     },
     /**
@@ -51,23 +49,21 @@ enum GrpcStack {
      */
     HOMA {
         @Override
-        Server startServer(ServerServiceDefinition service, EventLoopGroup group, int maxMessage) throws IOException {
-            return HomaServerBuilder.forAddress(NettyIo.anyPort())
+        Server startServer(ServerServiceDefinition service, EventLoopGroup group, int maxMessage, boolean direct)
+                throws IOException {
+            HomaServerBuilder b = HomaServerBuilder.forAddress(NettyIo.anyPort())
                     .homaConfig(loopback())
-                    .directExecutor()
                     .maxInboundMessageSize(maxMessage)
-                    .addService(service)
-                    .build()
-                    .start();
+                    .addService(service);
+            return (direct ? b.directExecutor() : b).build().start();
         }
 
         @Override
-        ManagedChannel channel(InetSocketAddress server, EventLoopGroup group, int maxMessage) {
-            return HomaChannelBuilder.forAddress(server.getHostString(), server.getPort())
+        ManagedChannel channel(InetSocketAddress server, EventLoopGroup group, int maxMessage, boolean direct) {
+            HomaChannelBuilder b = HomaChannelBuilder.forAddress(server.getHostString(), server.getPort())
                     .homaConfig(loopback())
-                    .directExecutor()
-                    .maxInboundMessageSize(maxMessage)
-                    .build();
+                    .maxInboundMessageSize(maxMessage);
+            return (direct ? b.directExecutor() : b).build();
         }
 
         private HomaConfig loopback() {
@@ -75,7 +71,13 @@ enum GrpcStack {
         }
     };
 
-    abstract Server startServer(ServerServiceDefinition service, EventLoopGroup group, int maxMessage) throws IOException;
+    /**
+     * The echo server; {@code direct}: the service runs on the transport's own thread
+     * ({@code directExecutor()}), else on grpc-java's default executor, as most services run.
+     */
+    abstract Server startServer(ServerServiceDefinition service, EventLoopGroup group, int maxMessage, boolean direct)
+            throws IOException;
 
-    abstract ManagedChannel channel(InetSocketAddress server, EventLoopGroup group, int maxMessage);
+    /** A channel; {@code direct}: callbacks on the transport's thread, else on grpc-java's default executor. */
+    abstract ManagedChannel channel(InetSocketAddress server, EventLoopGroup group, int maxMessage, boolean direct);
 }

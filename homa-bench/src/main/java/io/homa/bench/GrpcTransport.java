@@ -36,6 +36,10 @@ import java.util.logging.Logger;
  * {@code grpc-homa} is the same service and client over homa-grpc's channel and server (each
  * unary call one Homa RPC), so the two differ only in the transport under gRPC.
  *
+ * {@code grpc-default} and {@code grpc-homa-default} are the same two with grpc-java's default
+ * executors on both sides (the service and the client's callbacks on grpc-java's shared cached
+ * pool), which is what most services run.
+ *
  * <p>Like the other baselines, the server has one event loop thread and runs the echo on it
  * ({@code directExecutor}), and each client has its own event loop thread on which its futures
  * complete. Flow control windows and everything else are grpc-java's defaults.
@@ -68,26 +72,38 @@ public final class GrpcTransport implements Transport {
     private final String name;
     private final int channels;
     private final GrpcStack stack;
+    private final boolean direct;
 
-    private GrpcTransport(String name, int channels, GrpcStack stack) {
+    private GrpcTransport(String name, int channels, GrpcStack stack, boolean direct) {
         this.name = name;
         this.channels = channels;
         this.stack = stack;
+        this.direct = direct;
     }
 
     /** One HTTP/2 channel per client. */
     public static GrpcTransport single() {
-        return new GrpcTransport(Transports.GRPC, 1, GrpcStack.NETTY);
+        return new GrpcTransport(Transports.GRPC, 1, GrpcStack.NETTY, true);
     }
 
     /** {@link #POOL_CHANNELS} HTTP/2 channels per client. */
     public static GrpcTransport pool() {
-        return new GrpcTransport(Transports.GRPC_POOL, POOL_CHANNELS, GrpcStack.NETTY);
+        return new GrpcTransport(Transports.GRPC_POOL, POOL_CHANNELS, GrpcStack.NETTY, true);
     }
 
     /** One homa-grpc channel per client. */
     public static GrpcTransport overHoma() {
-        return new GrpcTransport(Transports.GRPC_HOMA, 1, GrpcStack.HOMA);
+        return new GrpcTransport(Transports.GRPC_HOMA, 1, GrpcStack.HOMA, true);
+    }
+
+    /** One HTTP/2 channel per client, with grpc-java's default executors on both sides. */
+    public static GrpcTransport singleDefaultExecutors() {
+        return new GrpcTransport(Transports.GRPC_DEFAULT, 1, GrpcStack.NETTY, false);
+    }
+
+    /** One homa-grpc channel per client, with grpc-java's default executors on both sides. */
+    public static GrpcTransport overHomaDefaultExecutors() {
+        return new GrpcTransport(Transports.GRPC_HOMA_DEFAULT, 1, GrpcStack.HOMA, false);
     }
 
     @Override
@@ -102,12 +118,12 @@ public final class GrpcTransport implements Transport {
 
     @Override
     public EchoServer startServer() {
-        return new EchoServerImpl(stack);
+        return new EchoServerImpl(stack, direct);
     }
 
     @Override
     public EchoClient connect(InetSocketAddress server) {
-        return new Client(stack, server, channels);
+        return new Client(stack, server, channels, direct);
     }
 
     @Override
@@ -163,7 +179,7 @@ public final class GrpcTransport implements Transport {
         private final InetSocketAddress address;
         private final AtomicBoolean closed = new AtomicBoolean();
 
-        EchoServerImpl(GrpcStack stack) {
+        EchoServerImpl(GrpcStack stack, boolean direct) {
             ServerServiceDefinition echo = ServerServiceDefinition.builder("homa.bench.Echo")
                     .addMethod(ECHO, ServerCalls.asyncUnaryCall((byte[] request, StreamObserver<byte[]> reply) -> {
                         reply.onNext(request);
@@ -171,7 +187,7 @@ public final class GrpcTransport implements Transport {
                     }))
                     .build();
             try {
-                server = stack.startServer(echo, group, MAX_MESSAGE);
+                server = stack.startServer(echo, group, MAX_MESSAGE, direct);
             } catch (IOException | RuntimeException e) {
                 NettyIo.shutdown(group);
                 throw new IllegalStateException("grpc server did not start", e);
@@ -204,10 +220,10 @@ public final class GrpcTransport implements Transport {
         private final AtomicInteger next = new AtomicInteger();
         private final AtomicBoolean closed = new AtomicBoolean();
 
-        Client(GrpcStack stack, InetSocketAddress server, int count) {
+        Client(GrpcStack stack, InetSocketAddress server, int count, boolean direct) {
             group = NettyIo.newGroup(1, "grpc-client");
             for (int i = 0; i < count; i++) {
-                channels.add(stack.channel(server, group, MAX_MESSAGE));
+                channels.add(stack.channel(server, group, MAX_MESSAGE, direct));
             }
             // Connect now, so that a bad address fails here as it does for the other transports.
             try {

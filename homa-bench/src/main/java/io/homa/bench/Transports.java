@@ -23,15 +23,20 @@ public final class Transports {
     public static final String GRPC = "grpc";
     public static final String GRPC_POOL = "grpc-pool";
     public static final String GRPC_HOMA = "grpc-homa";
+    /** grpc over HTTP/2 with grpc-java's default executors (what most services run). */
+    public static final String GRPC_DEFAULT = "grpc-default";
+    /** grpc over Homa with grpc-java's default executors. */
+    public static final String GRPC_HOMA_DEFAULT = "grpc-homa-default";
 
     /** The transports {@code compare} runs by default, in the order results are shown. */
-    public static final List<String> ALL = List.of(HOMA, HOMA_2LOOPS, TCP_SINGLE, TCP_POOL, UDP_RAW, GRPC, GRPC_HOMA);
+    public static final List<String> ALL = List.of(HOMA, HOMA_2LOOPS, TCP_SINGLE, TCP_POOL, UDP_RAW, GRPC, GRPC_HOMA,
+            GRPC_DEFAULT, GRPC_HOMA_DEFAULT);
     /**
      * Every transport name, in the order results are shown (grpc-pool, tcp-blocking, udp-spin and
      * Homa on a named Netty transport only on request).
      */
     public static final List<String> KNOWN = List.of(HOMA, HOMA_2LOOPS, HOMA_EPOLL, HOMA_IOURING, HOMA_NIO, TCP_SINGLE,
-            TCP_POOL, TCP_BLOCKING, UDP_RAW, UDP_SPIN, GRPC, GRPC_HOMA, GRPC_POOL);
+            TCP_POOL, TCP_BLOCKING, UDP_RAW, UDP_SPIN, GRPC, GRPC_HOMA, GRPC_DEFAULT, GRPC_HOMA_DEFAULT, GRPC_POOL);
 
     private Transports() {
     }
@@ -56,6 +61,8 @@ public final class Transports {
             case GRPC -> GrpcTransport.single();
             case GRPC_POOL -> GrpcTransport.pool();
             case GRPC_HOMA -> GrpcTransport.overHoma();
+            case GRPC_DEFAULT -> GrpcTransport.singleDefaultExecutors();
+            case GRPC_HOMA_DEFAULT -> GrpcTransport.overHomaDefaultExecutors();
             default -> throw new IllegalArgumentException("unknown transport '" + name + "' (known: " + String.join(", ", KNOWN) + ")");
         };
     }
