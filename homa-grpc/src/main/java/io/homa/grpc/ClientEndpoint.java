@@ -46,8 +46,12 @@ final class ClientEndpoint {
         if (f == null) {
             return;
         }
-        HomaClientStream stream = streams.get(f.streamId);
-        request.reply(Frame.Reply.of(stream == null ? Frame.Reply.UNKNOWN_STREAM : stream.onFrame(f)));
+        try {
+            HomaClientStream stream = streams.get(f.streamId);
+            request.reply(Frame.Reply.of(stream == null ? Frame.Reply.UNKNOWN_STREAM : stream.onFrame(f)));
+        } finally {
+            f.release(); // a message nobody took
+        }
     }
 
     void close() {

@@ -4,10 +4,11 @@ import io.grpc.InternalMetadata;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.homa.HomaRequest;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.ByteArrayInputStream;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -24,6 +25,11 @@ import java.util.List;
  *
  * <p>Decoding checks every length against the bytes that are there, so a malformed frame throws
  * {@link Malformed} and never allocates more than the frame's own size.
+ *
+ * <p>Messages are never copied here: an outgoing one is a component of the frame's composite
+ * buffer (behind a header of its own), and an incoming one a retained slice of the received
+ * buffer, which the frame owns until someone {@linkplain #takeMessage() takes} it, and releases
+ * otherwise ({@link #release()}).
  */
 final class Frame {
     private static final Logger log = LoggerFactory.getLogger(Frame.class);
@@ -68,8 +74,8 @@ final class Frame {
     int credit;
     byte[][] metadata;
     Status status;
-    private byte[] buf;
-    private int messageOffset;
+    /** The received message (a retained slice), until taken; null if none or taken. */
+    private ByteBuf message;
     private int messageLength = -1;
 
     private Frame(int type, int flags, long streamId, int seq) {
@@ -92,9 +98,27 @@ final class Frame {
         return messageLength;
     }
 
-    /** The message as a stream over the frame's own bytes (no copy). */
-    InputStream message() {
-        return new ByteArrayInputStream(buf, messageOffset, messageLength);
+    /**
+     * The message as a stream over the received bytes (no copy); the stream owns them from now on
+     * and releases them when closed.
+     *
+     * @throws IllegalStateException if the frame has no message, or it was taken already
+     */
+    InputStream takeMessage() {
+        if (message == null) {
+            throw new IllegalStateException("no message to take in " + this);
+        }
+        ByteBuf m = message;
+        message = null;
+        return MessageBuffers.stream(m);
+    }
+
+    /** Releases the message if nobody took it; idempotent. */
+    void release() {
+        if (message != null) {
+            message.release();
+            message = null;
+        }
     }
 
     Metadata metadata() {
@@ -126,18 +150,22 @@ final class Frame {
         return new Writer(HEADER_BYTES).header(PING, 0, 0, 0).done();
     }
 
-    static byte[] open(long streamId, int flags, String method, String authority, long timeoutNanos,
-                       int credit, byte[][] headers, byte[] message) {
+    /**
+     * An OPEN frame; takes over {@code message} (null if none), which becomes the frame's last
+     * component, not a copy.
+     */
+    static ByteBuf open(long streamId, int flags, String method, String authority, long timeoutNanos,
+                        int credit, byte[][] headers, ByteBuf message) {
         byte[] m = utf8(method);
         byte[] a = utf8(authority);
         int size = HEADER_BYTES + 8 + 4 + m.length + 4 + a.length + 4 + metadataSize(headers)
-                + (message == null ? 0 : 4 + message.length);
+                + (message == null ? 0 : 4);
         Writer w = new Writer(size).header(OPEN, flags | (message == null ? 0 : F_MESSAGE), streamId, 0)
                 .putLong(timeoutNanos).bytes(m).bytes(a).putInt(credit).metadata(headers);
-        if (message != null) {
-            w.bytes(message);
+        if (message == null) {
+            return Unpooled.wrappedBuffer(w.done());
         }
-        return w.done();
+        return Unpooled.wrappedBuffer(Unpooled.wrappedBuffer(w.putInt(message.readableBytes()).done()), message);
     }
 
     static byte[] headers(long streamId, int seq, byte[][] headers) {
@@ -145,8 +173,10 @@ final class Frame {
                 .metadata(headers).done();
     }
 
-    static byte[] message(long streamId, int seq, byte[] message) {
-        return new Writer(HEADER_BYTES + message.length).header(MESSAGE, 0, streamId, seq).raw(message).done();
+    /** A MESSAGE frame: a header buffer in front of {@code message}, which it takes over. */
+    static ByteBuf message(long streamId, int seq, ByteBuf message) {
+        byte[] header = new Writer(HEADER_BYTES).header(MESSAGE, 0, streamId, seq).done();
+        return Unpooled.wrappedBuffer(Unpooled.wrappedBuffer(header), message);
     }
 
     static byte[] halfClose(long streamId, int seq) {
@@ -171,24 +201,30 @@ final class Frame {
 
     // ---- decoding ----
 
+    /** The type of an encoded frame. */
+    static int typeOf(ByteBuf frame) {
+        return frame.getByte(frame.readerIndex() + 1);
+    }
+
     /**
-     * Decodes one frame; the frame keeps {@code bytes} (messages are read from it without a copy).
+     * Decodes one frame from the readable bytes of {@code bytes}, which stay the caller's: a
+     * message in it is a retained slice that the frame owns (see {@link #takeMessage()}).
      *
      * @throws Malformed if the bytes are not a version-1 frame
      */
-    static Frame decode(byte[] bytes) throws Malformed {
+    static Frame decode(ByteBuf bytes) throws Malformed {
         Reader r = new Reader(bytes);
-        if (bytes.length < HEADER_BYTES) {
-            throw new Malformed("frame of " + bytes.length + " bytes is shorter than the " + HEADER_BYTES + "-byte header");
+        if (bytes.readableBytes() < HEADER_BYTES) {
+            throw new Malformed("frame of " + bytes.readableBytes() + " bytes is shorter than the "
+                    + HEADER_BYTES + "-byte header");
         }
-        int version = r.b.get();
+        int version = r.b.readByte();
         if (version != VERSION) {
             throw new Malformed("framing version " + version + " (this side speaks " + VERSION + ")");
         }
-        int type = r.b.get();
-        int flags = r.b.getShort() & 0xffff;
-        Frame f = new Frame(type, flags, r.b.getLong(), r.b.getInt());
-        f.buf = bytes;
+        int type = r.b.readByte();
+        int flags = r.b.readUnsignedShort();
+        Frame f = new Frame(type, flags, r.b.readLong(), r.b.readInt());
         switch (type) {
             case PING:
             case HALF_CLOSE:
@@ -201,17 +237,16 @@ final class Frame {
                 f.metadata = r.metadata();
                 if (f.has(F_MESSAGE)) {
                     f.messageLength = r.nonNegativeInt("message length");
-                    f.messageOffset = r.b.position();
-                    r.skip(f.messageLength);
+                    r.need(f.messageLength);
+                    f.message = r.b.readRetainedSlice(f.messageLength);
                 }
                 break;
             case HEADERS:
                 f.metadata = r.metadata();
                 break;
             case MESSAGE:
-                f.messageOffset = r.b.position();
-                f.messageLength = r.b.remaining();
-                r.skip(f.messageLength);
+                f.messageLength = r.b.readableBytes();
+                f.message = r.b.readRetainedSlice(f.messageLength);
                 break;
             case CLOSE:
                 f.status = r.status();
@@ -226,8 +261,9 @@ final class Frame {
             default:
                 throw new Malformed("unknown frame type " + type);
         }
-        if (r.b.hasRemaining()) {
-            throw new Malformed(r.b.remaining() + " bytes after the end of a " + typeName(type) + " frame");
+        if (r.b.isReadable()) {
+            f.release();
+            throw new Malformed(r.b.readableBytes() + " bytes after the end of a " + typeName(type) + " frame");
         }
         return f;
     }
@@ -237,12 +273,15 @@ final class Frame {
      * peer's bad bytes are its problem, not ours).
      */
     static Frame read(HomaRequest request) {
+        ByteBuf payload = request.payload();
         try {
-            return decode(request.toByteArray());
+            return decode(payload);
         } catch (Malformed e) {
             log.debug("malformed frame from {}: {}", request.peer(), e.getMessage());
             request.reply(Reply.badFrame(e.getMessage()));
             return null;
+        } finally {
+            payload.release(); // a message in the frame holds its own reference
         }
     }
 
@@ -264,7 +303,8 @@ final class Frame {
 
         final int code;
         Metadata headers;
-        final List<byte[]> messages = new ArrayList<>(1);
+        /** A RESULT's messages: retained slices of the received reply, owned by the reply until taken. */
+        final List<ByteBuf> messages = new ArrayList<>(1);
         Status status;
         Metadata trailers;
 
@@ -287,39 +327,75 @@ final class Frame {
                     .status(Status.Code.INTERNAL.value(), d).done();
         }
 
-        /** A unary result; {@code headers} is null when the server sent none. */
         /** A result with no headers, messages or trailers: the call ends with {@code status} alone. */
         static byte[] status(Status status) {
-            return result(null, List.of(), status, NO_METADATA);
-        }
-
-        static byte[] result(byte[][] headers, List<byte[]> messages, Status status, byte[][] trailers) {
             byte[] d = utf8(status.getDescription());
-            int size = 2 + 1 + (headers == null ? 0 : metadataSize(headers)) + 4 + 8 + d.length + metadataSize(trailers);
-            for (byte[] m : messages) {
-                size += 4 + m.length;
-            }
-            Writer w = new Writer(size).put(VERSION).put(RESULT).put(headers == null ? 0 : 1);
-            if (headers != null) {
-                w.metadata(headers);
-            }
-            w.putInt(messages.size());
-            for (byte[] m : messages) {
-                w.bytes(m);
-            }
-            return w.status(status.getCode().value(), d).metadata(trailers).done();
+            return new Writer(2 + 1 + 4 + 8 + d.length + metadataSize(NO_METADATA))
+                    .put(VERSION).put(RESULT).put(0).putInt(0)
+                    .status(status.getCode().value(), d).metadata(NO_METADATA).done();
         }
 
-        static Reply decode(byte[] bytes) throws Malformed {
-            Reader r = new Reader(bytes);
-            if (bytes.length < 2) {
-                throw new Malformed("reply of " + bytes.length + " bytes");
+        /**
+         * A unary result ({@code headers} null when the server sent none). It takes over the
+         * {@code messages}, which become components of the result between small header buffers
+         * (each message's length in front of it), not copies.
+         */
+        static ByteBuf result(byte[][] headers, List<ByteBuf> messages, Status status, byte[][] trailers) {
+            // head and each message's length, each message, tail (head alone without messages)
+            ByteBuf[] parts = new ByteBuf[messages.isEmpty() ? 2 : 2 * messages.size() + 1];
+            Writer head = new Writer(2 + 1 + (headers == null ? 0 : metadataSize(headers)) + 4
+                    + (messages.isEmpty() ? 0 : 4)).put(VERSION).put(RESULT).put(headers == null ? 0 : 1);
+            if (headers != null) {
+                head.metadata(headers);
             }
-            int version = r.b.get();
+            head.putInt(messages.size());
+            byte[] d = utf8(status.getDescription());
+            Writer tail = new Writer(8 + d.length + metadataSize(trailers));
+            int n = 0;
+            for (int i = 0; i < messages.size(); i++) {
+                ByteBuf m = messages.get(i);
+                Writer before = i == 0 ? head : new Writer(4);
+                parts[n++] = Unpooled.wrappedBuffer(before.putInt(m.readableBytes()).done());
+                parts[n++] = m;
+            }
+            if (messages.isEmpty()) {
+                parts[n++] = Unpooled.wrappedBuffer(head.done());
+            }
+            parts[n] = Unpooled.wrappedBuffer(tail.status(status.getCode().value(), d).metadata(trailers).done());
+            return Unpooled.wrappedBuffer(parts);
+        }
+
+        /** Releases the messages nobody took; idempotent. */
+        void release() {
+            messages.forEach(ByteBuf::release);
+            messages.clear();
+        }
+
+        /**
+         * Decodes a reply from the readable bytes of {@code bytes}, which stay the caller's (the
+         * messages of a RESULT are retained slices of them, see {@link #messages}).
+         */
+        static Reply decode(ByteBuf bytes) throws Malformed {
+            Reader r = new Reader(bytes);
+            if (bytes.readableBytes() < 2) {
+                throw new Malformed("reply of " + bytes.readableBytes() + " bytes");
+            }
+            int version = r.b.readByte();
             if (version != VERSION) {
                 throw new Malformed("reply in framing version " + version + " (this side speaks " + VERSION + ")");
             }
-            Reply reply = new Reply(r.b.get());
+            Reply reply = new Reply(r.b.readByte());
+            try {
+                reply.read(r);
+            } catch (Malformed e) {
+                reply.release();
+                throw e;
+            }
+            return reply;
+        }
+
+        private void read(Reader r) throws Malformed {
+            Reply reply = this;
             switch (reply.code) {
                 case ACK:
                 case UNKNOWN_STREAM:
@@ -336,9 +412,7 @@ final class Frame {
                     for (int i = 0; i < n; i++) {
                         int len = r.nonNegativeInt("message length");
                         r.need(len);
-                        byte[] m = new byte[len];
-                        r.b.get(m);
-                        reply.messages.add(m);
+                        reply.messages.add(r.b.readRetainedSlice(len));
                     }
                     reply.status = r.status();
                     reply.trailers = InternalMetadata.newMetadata(r.metadata());
@@ -346,10 +420,9 @@ final class Frame {
                 default:
                     throw new Malformed("unknown reply code " + reply.code);
             }
-            if (r.b.hasRemaining()) {
-                throw new Malformed(r.b.remaining() + " bytes after the end of a reply");
+            if (r.b.isReadable()) {
+                throw new Malformed(r.b.readableBytes() + " bytes after the end of a reply");
             }
-            return reply;
         }
     }
 
@@ -402,11 +475,6 @@ final class Frame {
             return this;
         }
 
-        Writer raw(byte[] v) {
-            b.put(v);
-            return this;
-        }
-
         Writer bytes(byte[] v) {
             b.putInt(v.length).put(v);
             return this;
@@ -432,28 +500,23 @@ final class Frame {
         }
     }
 
-    /** Reads with every length checked against what is left. */
+    /** Reads with every length checked against what is left; the bytes' own indices stay as they are. */
     private static final class Reader {
-        final ByteBuffer b;
+        final ByteBuf b;
 
-        Reader(byte[] bytes) {
-            b = ByteBuffer.wrap(bytes);
+        Reader(ByteBuf bytes) {
+            b = bytes.duplicate();
         }
 
         void need(int n) throws Malformed {
-            if (n > b.remaining()) {
-                throw new Malformed("a field of " + n + " bytes runs past the end (" + b.remaining() + " left)");
+            if (n > b.readableBytes()) {
+                throw new Malformed("a field of " + n + " bytes runs past the end (" + b.readableBytes() + " left)");
             }
-        }
-
-        void skip(int n) throws Malformed {
-            need(n);
-            b.position(b.position() + n);
         }
 
         int nonNegativeInt(String what) throws Malformed {
             need(4);
-            int v = b.getInt();
+            int v = b.readInt();
             if (v < 0) {
                 throw new Malformed(what + " is negative: " + v);
             }
@@ -464,27 +527,31 @@ final class Frame {
             int len = nonNegativeInt("length");
             need(len);
             byte[] v = new byte[len];
-            b.get(v);
+            b.readBytes(v);
             return v;
         }
 
         String string() throws Malformed {
-            return new String(byteString(), StandardCharsets.UTF_8);
+            int len = nonNegativeInt("length");
+            need(len);
+            String v = b.toString(b.readerIndex(), len, StandardCharsets.UTF_8);
+            b.skipBytes(len);
+            return v;
         }
 
         long int64() throws Malformed {
             need(8);
-            return b.getLong();
+            return b.readLong();
         }
 
         int uint8() throws Malformed {
             need(1);
-            return b.get() & 0xff;
+            return b.readUnsignedByte();
         }
 
         Status status() throws Malformed {
             need(4);
-            int code = b.getInt();
+            int code = b.readInt();
             String description = string();
             return Status.fromCodeValue(code).withDescription(description.isEmpty() ? null : description);
         }

@@ -1,11 +1,14 @@
 package io.homa.grpc;
 
+import com.google.common.util.concurrent.MoreExecutors;
 import io.grpc.ForwardingChannelBuilder2;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.internal.GrpcUtil;
 import io.grpc.internal.ManagedChannelImplBuilder;
 import io.homa.HomaBadArgumentException;
 import io.homa.HomaConfig;
+
+import java.util.concurrent.Executor;
 
 /**
  * Builds a gRPC {@link io.grpc.ManagedChannel} whose calls travel over Homa instead of HTTP/2:
@@ -27,23 +30,33 @@ import io.homa.HomaConfig;
  *
  * <p><b>Threads and buffers.</b> A builder is not thread-safe; the channel it builds is, as any
  * gRPC channel. Your listeners and stubs' callbacks run on the channel's executor, as with any
- * transport; the transport's own work runs on the Homa socket's event loop and executor. Messages
- * are copied into Homa requests and out of Homa responses: no buffer passes between your code
- * and the transport.
+ * transport. With grpc-java's executor (the default) the transport's own work (decoding the
+ * server's answer and queueing your callback) runs on the Homa socket's event loop: one thread
+ * hand-off per call. With {@code directExecutor()} your callbacks run on the socket's handler
+ * executor, or on its event loop if the {@code homaConfig} asks for inline execution (then they
+ * must never block); a {@code homaConfig} that names an executor keeps it. docs/grpc.md counts
+ * the hand-offs. A message is drained from the marshaller's stream into one pooled buffer that
+ * the socket sends and releases, and an answer reaches the marshaller as a stream over the memory
+ * Homa received it in ({@code KnownLength}, {@code HasByteBuffer}, {@code Detachable}; grpc-java
+ * closes it after parsing, which releases it): no buffer of yours passes to the transport.
  *
  * <p><b>Failures.</b> A call fails with a gRPC {@link io.grpc.Status} (docs/grpc.md has the table):
  * a silent or vanished server gives UNAVAILABLE, a passed deadline DEADLINE_EXCEEDED, a message
  * over a limit RESOURCE_EXHAUSTED. The builder's methods throw {@link HomaBadArgumentException}
  * for arguments that can never work.
  */
+
 public final class HomaChannelBuilder extends ForwardingChannelBuilder2<HomaChannelBuilder> {
     private final ManagedChannelImplBuilder delegate;
     private HomaConfig homaConfig = HomaConfig.defaults();
     private int maxInboundMessageSize = GrpcUtil.DEFAULT_MAX_MESSAGE_SIZE;
+    /** Callbacks run on the transport's thread ({@code directExecutor()}). */
+    private boolean directExecutor;
 
     private HomaChannelBuilder(String target) {
         delegate = new ManagedChannelImplBuilder(target,
-                () -> new HomaTransportFactory(homaConfig, maxInboundMessageSize),
+                () -> new HomaTransportFactory(SocketThreads.forGrpcExecutor(homaConfig, directExecutor),
+                        maxInboundMessageSize),
                 () -> GrpcUtil.DEFAULT_PORT_PLAINTEXT);
     }
 
@@ -92,6 +105,24 @@ public final class HomaChannelBuilder extends ForwardingChannelBuilder2<HomaChan
         }
         this.maxInboundMessageSize = bytes;
         return this;
+    }
+
+    /**
+     * Callbacks run on the thread that completes the Homa call: the socket's handler executor, or
+     * its event loop if the configuration asks for {@linkplain HomaConfig.Builder#inlineExecution
+     * inline execution} (then they must never block).
+     */
+    @Override
+    public HomaChannelBuilder directExecutor() {
+        directExecutor = true;
+        return super.directExecutor();
+    }
+
+    /** Callbacks run on {@code executor}; grpc-java's direct executor counts as {@link #directExecutor()}. */
+    @Override
+    public HomaChannelBuilder executor(Executor executor) {
+        directExecutor = executor == MoreExecutors.directExecutor();
+        return super.executor(executor);
     }
 
     /** Homa is always plaintext; accepted so that code written for other transports compiles. */

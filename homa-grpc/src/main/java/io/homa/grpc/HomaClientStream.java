@@ -15,8 +15,8 @@ import io.grpc.internal.GrpcUtil;
 import io.grpc.internal.InsightBuilder;
 import io.grpc.internal.StatsTraceContext;
 import io.homa.HomaSocket;
+import io.netty.buffer.ByteBuf;
 
-import java.io.ByteArrayInputStream;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -47,7 +47,7 @@ final class HomaClientStream extends StreamBase implements ClientStream, Inbound
     private int maxOutboundMessageSize = Integer.MAX_VALUE;
     private ClientStreamListener listener;
     /** Messages written before OPEN went (one-request calls). */
-    private final List<byte[]> beforeOpen = new ArrayList<>(1);
+    private final List<ByteBuf> beforeOpen = new ArrayList<>(1);
     private boolean openSent;
     private boolean openAccepted;
     private boolean unary;
@@ -116,8 +116,8 @@ final class HomaClientStream extends StreamBase implements ClientStream, Inbound
         afterLock();
     }
 
-    /** Queues OPEN with the credits granted so far. Lock held. */
-    private void sendOpen(int flags, byte[] message) {
+    /** Queues OPEN with the credits granted so far; takes {@code message} (null if none) over. Lock held. */
+    private void sendOpen(int flags, ByteBuf message) {
         openSent = true;
         unary = (flags & Frame.F_UNARY) != 0;
         long timeout = deadline == null ? Frame.NO_TIMEOUT : Math.max(0, deadline.timeRemaining(TimeUnit.NANOSECONDS));
@@ -145,14 +145,17 @@ final class HomaClientStream extends StreamBase implements ClientStream, Inbound
 
     @Override
     public void writeMessage(InputStream message) {
-        byte[] bytes = readAll(message);
+        ByteBuf bytes = MessageBuffers.drain(message);
         synchronized (this) {
             if (closed) {
+                bytes.release();
                 return;
             }
-            if (bytes.length > maxOutboundMessageSize) {
+            if (bytes.readableBytes() > maxOutboundMessageSize) {
+                int length = bytes.readableBytes();
+                bytes.release();
                 failLocked(Status.RESOURCE_EXHAUSTED.withDescription(String.format(
-                        "message of %d bytes is larger than the maximum of %d", bytes.length, maxOutboundMessageSize)));
+                        "message of %d bytes is larger than the maximum of %d", length, maxOutboundMessageSize)));
             } else if (!openSent) {
                 beforeOpen.add(bytes);
             } else {
@@ -174,7 +177,7 @@ final class HomaClientStream extends StreamBase implements ClientStream, Inbound
                 outbound.halfClose();
                 pump(outbound);
             } else if (beforeOpen.size() <= 1) {
-                byte[] message = beforeOpen.isEmpty() ? null : beforeOpen.get(0);
+                ByteBuf message = beforeOpen.isEmpty() ? null : beforeOpen.get(0);
                 boolean isUnary = method.getType() == MethodDescriptor.MethodType.UNARY && message != null;
                 sendOpen(Frame.F_HALF_CLOSE | (isUnary ? Frame.F_UNARY : 0), message);
             } else { // more than one message on a one-request method: send them as a stream
@@ -215,7 +218,7 @@ final class HomaClientStream extends StreamBase implements ClientStream, Inbound
 
     /** Ends the stream at this end; tells the server if it knows the stream. */
     private void end(Status status, boolean tellServer, RpcProgress progress) {
-        CompletableFuture<byte[]> call;
+        CompletableFuture<ByteBuf> call;
         synchronized (this) {
             if (closed) {
                 return;
@@ -238,6 +241,7 @@ final class HomaClientStream extends StreamBase implements ClientStream, Inbound
         closed = true;
         outbound.clear();
         inbound.discardWaiting();
+        beforeOpen.forEach(ByteBuf::release);
         beforeOpen.clear();
         if (tellServer && openSent) {
             queueSend(Frame.cancel(id, status));
@@ -330,18 +334,21 @@ final class HomaClientStream extends StreamBase implements ClientStream, Inbound
         afterLock();
     }
 
-    /** A unary call's answer. Lock held. */
+    /** A unary call's answer; takes its messages (the caller releases the reply). Lock held. */
     private void result(Frame.Reply reply) {
         if (reply.headers != null) {
             headers(reply.headers);
         }
-        for (byte[] m : reply.messages) {
-            if (m.length > maxInboundMessageSize) {
-                failLocked(tooLarge(maxInboundMessageSize, m.length));
+        for (ByteBuf m : reply.messages) {
+            if (m.readableBytes() > maxInboundMessageSize) {
+                failLocked(tooLarge(maxInboundMessageSize, m.readableBytes()));
                 return;
             }
-            inbound.acceptInOrder(new ByteArrayInputStream(m));
         }
+        for (ByteBuf m : reply.messages) {
+            inbound.acceptInOrder(MessageBuffers.stream(m));
+        }
+        reply.messages.clear();
         inbound.acceptEnd(reply.status, reply.trailers);
     }
 

@@ -20,6 +20,7 @@ import io.grpc.internal.GrpcAttributes;
 import io.grpc.internal.GrpcUtil;
 import io.grpc.internal.SimpleDisconnectError;
 import io.grpc.internal.StatsTraceContext;
+import io.netty.buffer.Unpooled;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -106,7 +107,7 @@ final class HomaClientTransport implements ConnectionClientTransport {
         long start = System.nanoTime();
         return endpoint().socket().call(server, Frame.ping(), timeout).thenApply(bytes -> {
             try {
-                Frame.Reply reply = Frame.Reply.decode(bytes);
+                Frame.Reply reply = Frame.Reply.decode(Unpooled.wrappedBuffer(bytes));
                 if (reply.code != Frame.Reply.ACK) {
                     throw Status.UNAVAILABLE.withDescription("the server refused: reply code " + reply.code)
                             .asRuntimeException();

@@ -1,5 +1,6 @@
 package io.homa.grpc;
 
+import com.google.common.util.concurrent.MoreExecutors;
 import io.grpc.ForwardingServerBuilder;
 import io.grpc.ServerBuilder;
 import io.grpc.internal.GrpcUtil;
@@ -10,6 +11,7 @@ import io.homa.HomaConfig;
 import java.io.File;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.util.concurrent.Executor;
 
 /**
  * Builds a gRPC {@link io.grpc.Server} that serves over Homa instead of HTTP/2:
@@ -31,9 +33,17 @@ import java.net.SocketAddress;
  *
  * <p><b>Threads and buffers.</b> A builder is not thread-safe. Service methods run on the server's
  * executor ({@code executor(..)}, or grpc-java's default), never on a Homa thread unless you choose
- * {@code directExecutor()} (then on the Homa socket's executor, where they may block but hold up
- * other calls' frames). Messages are copied in and out of Homa messages: no buffer passes between
- * your code and the transport.
+ * {@code directExecutor()}. With grpc-java's executor (the default) the socket hands each frame
+ * to it straight from its event loop (one hand-off per call: the frame is only decoded there,
+ * which never blocks). With {@code directExecutor()} service methods run on the Homa socket's
+ * handler executor, where they may block but hold up other calls' frames; to run them on the
+ * event loop itself (one hand-off fewer, but a blocking method then stops the socket), add
+ * {@code homaConfig(HomaConfig.builder().inlineExecution(true).build())}: only for methods that
+ * never block. docs/grpc.md counts the hand-offs of each choice. Messages are not copied on the
+ * way in: the marshaller reads a stream over the memory Homa received them in
+ * ({@code KnownLength}, {@code HasByteBuffer}, {@code Detachable}; grpc-java closes it after
+ * parsing, which releases it). On the way out, a message is drained from the marshaller's stream
+ * into one pooled buffer, which the socket sends and then releases.
  *
  * <p><b>Failures.</b> {@code build().start()} throws {@link java.io.IOException} if the Homa
  * socket cannot be bound; the builder's methods throw {@link HomaBadArgumentException} for
@@ -44,6 +54,8 @@ public final class HomaServerBuilder extends ForwardingServerBuilder<HomaServerB
     private final InetSocketAddress address;
     private HomaConfig homaConfig;
     private int maxInboundMessageSize = GrpcUtil.DEFAULT_MAX_MESSAGE_SIZE;
+    /** Service methods run on the transport's thread ({@code directExecutor()}). */
+    private boolean directExecutor;
 
     private HomaServerBuilder(InetSocketAddress address) {
         this.address = address;
@@ -85,11 +97,12 @@ public final class HomaServerBuilder extends ForwardingServerBuilder<HomaServerB
         return this;
     }
 
+    /** The socket's settings, with its threads chosen by {@link SocketThreads}. */
     private HomaConfig effectiveConfig() {
-        if (homaConfig == null) {
-            return HomaConfig.builder().bindAddress(address).requestTimeout(StreamBase.NO_DEADLINE).build();
-        }
-        return homaConfig.toBuilder().bindAddress(address).build();
+        HomaConfig config = homaConfig == null
+                ? HomaConfig.builder().bindAddress(address).requestTimeout(StreamBase.NO_DEADLINE).build()
+                : homaConfig.toBuilder().bindAddress(address).build();
+        return SocketThreads.forGrpcExecutor(config, directExecutor);
     }
 
     /** The largest message the server accepts (default 4 MiB); a larger one cancels its call with RESOURCE_EXHAUSTED. */
@@ -100,6 +113,20 @@ public final class HomaServerBuilder extends ForwardingServerBuilder<HomaServerB
         }
         this.maxInboundMessageSize = bytes;
         return this;
+    }
+
+    /** Service methods run on the thread that handles the frame (see the class comment for which). */
+    @Override
+    public HomaServerBuilder directExecutor() {
+        directExecutor = true;
+        return super.directExecutor();
+    }
+
+    /** Service methods run on {@code executor}; grpc-java's direct executor counts as {@link #directExecutor()}. */
+    @Override
+    public HomaServerBuilder executor(Executor executor) {
+        directExecutor = executor == MoreExecutors.directExecutor();
+        return super.executor(executor);
     }
 
     /** Homa has no TLS. */

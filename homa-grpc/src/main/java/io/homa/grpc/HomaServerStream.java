@@ -12,6 +12,8 @@ import io.grpc.internal.StatsTraceContext;
 import io.homa.HomaMessageTooLargeException;
 import io.homa.HomaRequest;
 import io.homa.HomaSocket;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 
 import java.io.InputStream;
 import java.net.InetSocketAddress;
@@ -38,7 +40,7 @@ final class HomaServerStream extends StreamBase implements ServerStream, Inbound
     private final Outbound outbound;
     private ServerStreamListener listener;
     private byte[][] unaryHeaders;
-    private final List<byte[]> unaryMessages = new ArrayList<>(1);
+    private final List<ByteBuf> unaryMessages = new ArrayList<>(1);
     /**
      * gRPC has finished creating the call ({@code streamCreated} returned): only then may the
      * listener hear that it closed, since gRPC queues the call's start on the same serializing
@@ -91,7 +93,7 @@ final class HomaServerStream extends StreamBase implements ServerStream, Inbound
                 if (open.messageLength() > maxInboundMessageSize) {
                     endLocked(tooLarge(maxInboundMessageSize, open.messageLength()), true);
                 } else {
-                    inbound.acceptInOrder(open.message());
+                    inbound.acceptInOrder(open.takeMessage());
                 }
             }
             if (open.has(Frame.F_HALF_CLOSE) && !closed) {
@@ -142,9 +144,10 @@ final class HomaServerStream extends StreamBase implements ServerStream, Inbound
 
     @Override
     public void writeMessage(InputStream message) {
-        byte[] bytes = readAll(message);
+        ByteBuf bytes = MessageBuffers.drain(message);
         synchronized (this) {
             if (closeCalled) {
+                bytes.release();
                 return;
             }
             if (unaryRequest != null) {
@@ -167,8 +170,10 @@ final class HomaServerStream extends StreamBase implements ServerStream, Inbound
             stats.streamClosed(status);
             byte[][] t = InternalMetadata.serialize(trailers);
             if (unaryRequest != null) {
+                ByteBuf result = Frame.Reply.result(unaryHeaders, List.copyOf(unaryMessages), status, t);
+                unaryMessages.clear(); // the result has them now
                 finishLocked(Status.OK);
-                answer(Frame.Reply.result(unaryHeaders, unaryMessages, status, t));
+                answer(result);
             } else {
                 outbound.close(status, t);
                 pump(outbound); // finished when the client has taken CLOSE (accepted)
@@ -224,7 +229,7 @@ final class HomaServerStream extends StreamBase implements ServerStream, Inbound
         Status toClient = Status.fromCode(status.getCode()).withDescription(status.getDescription());
         finishLocked(status);
         if (unaryRequest != null) {
-            answer(Frame.Reply.status(toClient));
+            answer(Unpooled.wrappedBuffer(Frame.Reply.status(toClient)));
         } else if (tellClient) {
             queueSend(Frame.cancel(id, toClient));
         }
@@ -234,13 +239,14 @@ final class HomaServerStream extends StreamBase implements ServerStream, Inbound
      * Answers a unary call's OPEN, after the transport has forgotten the stream (so that the
      * stream's id is known to have ended when the client hears). Lock held.
      */
-    private void answer(byte[] result) {
+    private void answer(ByteBuf result) {
         queueAfterLock(() -> {
             if (!unaryRequest.isOpen()) {
+                result.release();
                 return; // the client gave up on it
             }
             try {
-                unaryRequest.reply(result);
+                unaryRequest.reply(result); // takes it over, also when it throws
             } catch (HomaMessageTooLargeException e) {
                 unaryRequest.reply(Frame.Reply.status(Status.RESOURCE_EXHAUSTED.withDescription(e.getMessage())));
             }
@@ -254,6 +260,8 @@ final class HomaServerStream extends StreamBase implements ServerStream, Inbound
         closeCalled = true;
         outbound.clear();
         inbound.discardWaiting();
+        unaryMessages.forEach(ByteBuf::release);
+        unaryMessages.clear();
         queueAfterLock(() -> transport.streamEnded(this));
         ServerStreamListener l = listener;
         if (started) { // else opened() tells the listener

@@ -86,6 +86,14 @@ final class HomaServerTransport implements ServerTransport {
         if (f == null) {
             return;
         }
+        try {
+            dispatch(request, f);
+        } finally {
+            f.release(); // a message nobody took
+        }
+    }
+
+    private void dispatch(HomaRequest request, Frame f) {
         switch (f.type) {
             case Frame.PING:
                 request.reply(Frame.Reply.of(isShutdown() ? Frame.Reply.REFUSED : Frame.Reply.ACK));

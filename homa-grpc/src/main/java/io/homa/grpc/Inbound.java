@@ -43,7 +43,11 @@ final class Inbound {
     }
 
     private final Sink sink;
-    private final Map<Integer, Frame> early = new HashMap<>();
+    /** A frame that came before its turn, with its message (taken from it: the frame is released). */
+    private record Early(Frame frame, InputStream message) {
+    }
+
+    private final Map<Integer, Early> early = new HashMap<>();
     private final ArrayDeque<InputStream> messages = new ArrayDeque<>();
     private int nextSeq;
     private long requested;
@@ -59,7 +63,10 @@ final class Inbound {
         this.nextSeq = firstSeq;
     }
 
-    /** Takes a sequenced frame (HEADERS, MESSAGE, HALF_CLOSE or CLOSE); a duplicate is ignored. */
+    /**
+     * Takes a sequenced frame (HEADERS, MESSAGE, HALF_CLOSE or CLOSE); a duplicate is ignored. A
+     * message it keeps it takes from the frame (the caller releases the frame either way).
+     */
     void accept(Frame f) throws Violation {
         if (f.seq - nextSeq < 0) {
             return;
@@ -69,15 +76,16 @@ final class Inbound {
         }
         if (f.seq != nextSeq) {
             // At most the granted messages, one HEADERS and one end frame can be waiting.
-            if (early.size() > granted + 2 || early.putIfAbsent(f.seq, f) != null) {
+            if (early.size() > granted + 2 || early.containsKey(f.seq)) {
                 throw new Violation("frame " + f + " is out of range or repeated (expecting seq " + nextSeq + ")");
             }
+            early.put(f.seq, new Early(f, f.hasMessage() ? f.takeMessage() : null));
             return;
         }
-        take(f);
-        Frame next;
+        take(f, f.type == Frame.MESSAGE ? f.takeMessage() : null);
+        Early next;
         while ((next = early.remove(nextSeq)) != null) {
-            take(next);
+            take(next.frame(), next.message());
         }
         drain();
     }
@@ -114,6 +122,11 @@ final class Inbound {
         while ((m = messages.poll()) != null) {
             StreamBase.discard(m);
         }
+        for (Early e : early.values()) {
+            if (e.message() != null) {
+                StreamBase.discard(e.message());
+            }
+        }
         early.clear();
     }
 
@@ -122,14 +135,14 @@ final class Inbound {
         return granted;
     }
 
-    private void take(Frame f) {
+    private void take(Frame f, InputStream message) {
         nextSeq++;
         switch (f.type) {
             case Frame.HEADERS:
                 sink.headers(f.metadata());
                 break;
             case Frame.MESSAGE:
-                messages.add(f.message());
+                messages.add(message);
                 break;
             default:
                 ended = true;

@@ -1,6 +1,8 @@
 package io.homa.grpc;
 
 import io.grpc.Status;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 
 import java.util.ArrayDeque;
 import java.util.List;
@@ -17,11 +19,14 @@ import java.util.List;
 final class Outbound {
     /** Encodes a frame once its sequence number is known. */
     private interface Encoder {
-        byte[] encode(long streamId, int seq);
+        ByteBuf encode(long streamId, int seq);
     }
 
-    /** One frame waiting to be numbered and sent; only messages need a credit. */
-    private record Item(boolean isMessage, Encoder encoder) {
+    /** One frame waiting to be numbered and sent; only messages need a credit, and hold their buffer. */
+    private record Item(ByteBuf message, Encoder encoder) {
+        boolean isMessage() {
+            return message != null;
+        }
     }
 
     private final long streamId;
@@ -37,21 +42,22 @@ final class Outbound {
         this.open = open;
     }
 
-    void message(byte[] message) {
+    /** Queues a message; takes {@code message} over (it becomes the MESSAGE frame's body, or is released). */
+    void message(ByteBuf message) {
         queuedMessages++;
-        queue.add(new Item(true, (id, seq) -> Frame.message(id, seq, message)));
+        queue.add(new Item(message, (id, seq) -> Frame.message(id, seq, message)));
     }
 
     void headers(byte[][] headers) {
-        queue.add(new Item(false, (id, seq) -> Frame.headers(id, seq, headers)));
+        queue.add(new Item(null, (id, seq) -> Unpooled.wrappedBuffer(Frame.headers(id, seq, headers))));
     }
 
     void halfClose() {
-        queue.add(new Item(false, Frame::halfClose));
+        queue.add(new Item(null, (id, seq) -> Unpooled.wrappedBuffer(Frame.halfClose(id, seq))));
     }
 
     void close(Status status, byte[][] trailers) {
-        queue.add(new Item(false, (id, seq) -> Frame.close(id, seq, status, trailers)));
+        queue.add(new Item(null, (id, seq) -> Unpooled.wrappedBuffer(Frame.close(id, seq, status, trailers))));
     }
 
     /** Lets frames leave (the peer accepted the stream). */
@@ -69,8 +75,8 @@ final class Outbound {
         return open && credit > queuedMessages;
     }
 
-    /** Numbers and encodes, in order, every frame that may leave now, into {@code out}. */
-    void pump(List<byte[]> out) {
+    /** Numbers and encodes, in order, every frame that may leave now, into {@code out} (which owns them). */
+    void pump(List<ByteBuf> out) {
         while (open && !queue.isEmpty()) {
             Item head = queue.peek();
             if (head.isMessage()) {
@@ -85,9 +91,14 @@ final class Outbound {
         }
     }
 
-    /** Drops whatever waits (the stream ended). */
+    /** Drops whatever waits (the stream ended), releasing the messages. */
     void clear() {
-        queue.clear();
+        Item item;
+        while ((item = queue.poll()) != null) {
+            if (item.isMessage()) {
+                item.message().release();
+            }
+        }
         queuedMessages = 0;
     }
 }

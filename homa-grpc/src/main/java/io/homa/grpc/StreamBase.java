@@ -7,6 +7,8 @@ import io.grpc.SynchronizationContext;
 import io.grpc.internal.Stream;
 import io.homa.CallOptions;
 import io.homa.HomaSocket;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,8 +38,8 @@ abstract class StreamBase implements Stream {
     final long id;
     final SynchronizationContext sync = new SynchronizationContext(
             (t, e) -> log.error("a gRPC stream listener threw", e));
-    /** Guarded by {@code this}. */
-    private final List<byte[]> sends = new ArrayList<>();
+    /** Guarded by {@code this}: frames to send, each holding the reference the socket takes over. */
+    private final List<ByteBuf> sends = new ArrayList<>();
     /** Guarded by {@code this}: calls into the transport, which must not run under the stream's lock. */
     private final List<Runnable> afterLock = new ArrayList<>(1);
     /** Guarded by {@code this}: the stream is over for this side (listener told, or about to be). */
@@ -70,10 +72,15 @@ abstract class StreamBase implements Stream {
     }
 
     /** The Homa RPC of the stream's OPEN frame, once sent (a client cancels it with the stream). */
-    volatile CompletableFuture<byte[]> openCall;
+    volatile CompletableFuture<ByteBuf> openCall;
 
     /** Queues a frame to send after the lock is released. Call with the lock held. */
     final void queueSend(byte[] frame) {
+        sends.add(Unpooled.wrappedBuffer(frame));
+    }
+
+    /** Queues a frame to send after the lock is released; takes it over. Call with the lock held. */
+    final void queueSend(ByteBuf frame) {
         sends.add(frame);
     }
 
@@ -94,7 +101,7 @@ abstract class StreamBase implements Stream {
     /** Runs the queued listener calls and transport calls, then sends the queued frames. Call without the lock. */
     final void afterLock() {
         sync.drain();
-        List<byte[]> out;
+        List<ByteBuf> out;
         List<Runnable> calls;
         synchronized (this) {
             if (sends.isEmpty() && afterLock.isEmpty()) {
@@ -105,7 +112,7 @@ abstract class StreamBase implements Stream {
             calls = new ArrayList<>(afterLock);
             afterLock.clear();
         }
-        for (byte[] frame : out) {
+        for (ByteBuf frame : out) {
             send(frame);
         }
         calls.forEach(Runnable::run);
@@ -125,12 +132,13 @@ abstract class StreamBase implements Stream {
         return Duration.ofNanos(Math.max(TimeUnit.MILLISECONDS.toNanos(1), d.timeRemaining(TimeUnit.NANOSECONDS)));
     }
 
-    private void send(byte[] frame) {
-        int type = frame[1];
+    /** Sends one frame as a Homa RPC (the socket takes it over) and checks the reply. */
+    private void send(ByteBuf frame) {
+        int type = Frame.typeOf(frame);
         try {
             // An OPEN of an idempotent method may be sent again to a server that restarted; any
             // other frame then fails the stream as processed (its outcome unknown).
-            CompletableFuture<byte[]> call = type == Frame.OPEN && idempotentOpen()
+            CompletableFuture<ByteBuf> call = type == Frame.OPEN && idempotentOpen()
                     ? socket().call(peer(), frame, CallOptions.DEFAULT.withDeadline(homaDeadline()).withIdempotent(true))
                     : socket().call(peer(), frame, homaDeadline());
             if (type == Frame.OPEN) {
@@ -158,15 +166,25 @@ abstract class StreamBase implements Stream {
         fail(Failures.toStatus(error, deadline()));
     }
 
-    /** Checks the reply to a frame of {@code type}. */
-    private void onReply(int type, byte[] bytes) {
+    /** Checks the reply to a frame of {@code type}; releases it. */
+    private void onReply(int type, ByteBuf bytes) {
         Frame.Reply reply;
         try {
             reply = Frame.Reply.decode(bytes);
         } catch (Frame.Malformed e) {
             fail(Status.INTERNAL.withDescription("malformed reply from " + peer() + ": " + e.getMessage()));
             return;
+        } finally {
+            bytes.release(); // a RESULT's messages hold references of their own
         }
+        try {
+            onReply(type, reply);
+        } finally {
+            reply.release(); // the messages nobody took
+        }
+    }
+
+    private void onReply(int type, Frame.Reply reply) {
         switch (reply.code) {
             case Frame.Reply.ACK:
             case Frame.Reply.RESULT:
@@ -209,15 +227,6 @@ abstract class StreamBase implements Stream {
     static Status tooLarge(int max, int length) {
         return Status.RESOURCE_EXHAUSTED.withDescription(String.format(
                 "gRPC message exceeds maximum size %d: %d", max, length));
-    }
-
-    /** The bytes of a message gRPC wrote, then closes the stream. */
-    static byte[] readAll(InputStream message) {
-        try (InputStream in = message) {
-            return in.readAllBytes();
-        } catch (IOException e) {
-            throw Status.INTERNAL.withDescription("could not read a message to send").withCause(e).asRuntimeException();
-        }
     }
 
     /** Closes messages that will never be delivered. */

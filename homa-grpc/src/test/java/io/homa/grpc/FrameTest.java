@@ -5,6 +5,10 @@ import io.grpc.Metadata;
 import io.grpc.Status;
 import org.junit.jupiter.api.Test;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.util.ArrayList;
@@ -30,6 +34,51 @@ class FrameTest {
         return InternalMetadata.serialize(m);
     }
 
+    private static Frame decode(byte[] b) throws Frame.Malformed {
+        return Frame.decode(Unpooled.wrappedBuffer(b));
+    }
+
+    private static Frame decode(ByteBuf b) throws Frame.Malformed {
+        try {
+            return Frame.decode(b);
+        } finally {
+            b.release();
+        }
+    }
+
+    private static Frame.Reply decodeReply(byte[] b) throws Frame.Malformed {
+        return Frame.Reply.decode(Unpooled.wrappedBuffer(b));
+    }
+
+    private static Frame.Reply decodeReply(ByteBuf b) throws Frame.Malformed {
+        try {
+            return Frame.Reply.decode(b);
+        } finally {
+            b.release();
+        }
+    }
+
+    /** The readable bytes of an encoded frame, released. */
+    private static byte[] bytes(ByteBuf b) {
+        try {
+            return ByteBufUtil.getBytes(b);
+        } finally {
+            b.release();
+        }
+    }
+
+    private static ByteBuf buf(byte[] b) {
+        return Unpooled.wrappedBuffer(b);
+    }
+
+    private static ByteBuf buf(int... b) {
+        byte[] bytes = new byte[b.length];
+        for (int i = 0; i < b.length; i++) {
+            bytes[i] = (byte) b[i];
+        }
+        return Unpooled.wrappedBuffer(bytes);
+    }
+
     private static byte[] bytes(InputStream in) throws Exception {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         in.transferTo(out);
@@ -39,7 +88,7 @@ class FrameTest {
     @Test
     void everyFrameReadsBack() throws Exception {
         byte[] message = {1, 2, 3};
-        Frame open = Frame.decode(Frame.open(42, Frame.F_HALF_CLOSE, "svc/M", "host:1", 5_000, 7, metadata(), message));
+        Frame open = decode(Frame.open(42, Frame.F_HALF_CLOSE, "svc/M", "host:1", 5_000, 7, metadata(), buf(message)));
         assertEquals(Frame.OPEN, open.type);
         assertEquals(42, open.streamId);
         assertTrue(open.has(Frame.F_HALF_CLOSE) && open.has(Frame.F_MESSAGE) && !open.has(Frame.F_UNARY));
@@ -49,60 +98,60 @@ class FrameTest {
         assertEquals(7, open.credit);
         assertEquals("v", open.metadata().get(KEY));
         assertArrayEquals(new byte[] {0, (byte) 0xff, 10}, open.metadata().get(BIN));
-        assertArrayEquals(message, bytes(open.message()));
+        assertArrayEquals(message, bytes(open.takeMessage()));
 
-        Frame m = Frame.decode(Frame.message(9, 3, message));
+        Frame m = decode(Frame.message(9, 3, buf(message)));
         assertEquals(3, m.seq);
-        assertArrayEquals(message, bytes(m.message()));
+        assertArrayEquals(message, bytes(m.takeMessage()));
 
         String description = "\t\nwhitespace\r\nand \u263A and \uD83D\uDE08";
-        Frame close = Frame.decode(Frame.close(9, 4, Status.ABORTED.withDescription(description), metadata()));
+        Frame close = decode(Frame.close(9, 4, Status.ABORTED.withDescription(description), metadata()));
         assertEquals(Status.Code.ABORTED, close.status.getCode());
         assertEquals(description, close.status.getDescription());
         assertEquals("v", close.metadata().get(KEY));
 
-        Frame cancel = Frame.decode(Frame.cancel(9, Status.CANCELLED));
+        Frame cancel = decode(Frame.cancel(9, Status.CANCELLED));
         assertEquals(Status.Code.CANCELLED, cancel.status.getCode());
         assertNull(cancel.status.getDescription());
-        assertEquals(11, Frame.decode(Frame.credit(9, 11)).credit);
-        assertEquals(Frame.HALF_CLOSE, Frame.decode(Frame.halfClose(9, 5)).type);
-        assertEquals(Frame.PING, Frame.decode(Frame.ping()).type);
-        assertEquals(Frame.HEADERS, Frame.decode(Frame.headers(9, 0, metadata())).type);
+        assertEquals(11, decode(Frame.credit(9, 11)).credit);
+        assertEquals(Frame.HALF_CLOSE, decode(Frame.halfClose(9, 5)).type);
+        assertEquals(Frame.PING, decode(Frame.ping()).type);
+        assertEquals(Frame.HEADERS, decode(Frame.headers(9, 0, metadata())).type);
     }
 
     @Test
     void repliesReadBack() throws Exception {
-        Frame.Reply r = Frame.Reply.decode(Frame.Reply.result(metadata(), List.of(new byte[] {5}, new byte[0]),
+        Frame.Reply r = decodeReply(Frame.Reply.result(metadata(), List.of(buf(5), buf()),
                 Status.NOT_FOUND.withDescription("no"), metadata()));
         assertEquals(Frame.Reply.RESULT, r.code);
         assertEquals("v", r.headers.get(KEY));
         assertEquals(2, r.messages.size());
-        assertArrayEquals(new byte[] {5}, r.messages.get(0));
+        assertArrayEquals(new byte[] {5}, ByteBufUtil.getBytes(r.messages.get(0)));
         assertEquals(Status.Code.NOT_FOUND, r.status.getCode());
         assertEquals("v", r.trailers.get(KEY));
-        assertNull(Frame.Reply.decode(Frame.Reply.result(null, List.of(), Status.OK, new byte[0][])).headers);
-        assertEquals(Frame.Reply.UNKNOWN_STREAM, Frame.Reply.decode(Frame.Reply.of(Frame.Reply.UNKNOWN_STREAM)).code);
-        assertEquals("bad", Frame.Reply.decode(Frame.Reply.badFrame("bad")).status.getDescription());
+        assertNull(decodeReply(Frame.Reply.result(null, List.of(), Status.OK, new byte[0][])).headers);
+        assertEquals(Frame.Reply.UNKNOWN_STREAM, decodeReply(Frame.Reply.of(Frame.Reply.UNKNOWN_STREAM)).code);
+        assertEquals("bad", decodeReply(Frame.Reply.badFrame("bad")).status.getDescription());
     }
 
     @Test
     void everyTruncationIsMalformed() {
         List<byte[]> frames = new ArrayList<>(List.of(
-                Frame.open(1, Frame.F_UNARY, "a/b", "h", -1, 0, metadata(), new byte[] {1}),
+                bytes(Frame.open(1, Frame.F_UNARY, "a/b", "h", -1, 0, metadata(), buf(1))),
                 Frame.close(1, 2, Status.INTERNAL.withDescription("x"), metadata()),
                 Frame.credit(1, 1), Frame.cancel(1, Status.CANCELLED)));
         for (byte[] f : frames) {
             for (int len = 0; len < f.length; len++) {
                 byte[] cut = Arrays.copyOf(f, len);
-                assertThrows(Frame.Malformed.class, () -> Frame.decode(cut), "a frame cut to " + len + " bytes");
+                assertThrows(Frame.Malformed.class, () -> decode(cut), "a frame cut to " + len + " bytes");
             }
             byte[] longer = Arrays.copyOf(f, f.length + 1);
-            assertThrows(Frame.Malformed.class, () -> Frame.decode(longer), "a byte past the end");
+            assertThrows(Frame.Malformed.class, () -> decode(longer), "a byte past the end");
         }
-        byte[] result = Frame.Reply.result(metadata(), List.of(new byte[] {1}), Status.OK, metadata());
+        byte[] result = bytes(Frame.Reply.result(metadata(), List.of(buf(1)), Status.OK, metadata()));
         for (int len = 0; len < result.length; len++) {
             byte[] cut = Arrays.copyOf(result, len);
-            assertThrows(Frame.Malformed.class, () -> Frame.Reply.decode(cut), "a reply cut to " + len + " bytes");
+            assertThrows(Frame.Malformed.class, () -> decodeReply(cut), "a reply cut to " + len + " bytes");
         }
     }
 
@@ -110,17 +159,17 @@ class FrameTest {
     void otherVersionsTypesAndHugeCountsAreMalformed() {
         byte[] ping = Frame.ping();
         ping[0] = 2;
-        assertThrows(Frame.Malformed.class, () -> Frame.decode(ping));
+        assertThrows(Frame.Malformed.class, () -> decode(ping));
         byte[] unknown = Frame.ping();
         unknown[1] = 99;
-        assertThrows(Frame.Malformed.class, () -> Frame.decode(unknown));
+        assertThrows(Frame.Malformed.class, () -> decode(unknown));
         // HEADERS claiming 2^31-1 entries in a frame of 20 bytes: refused before any allocation.
         byte[] headers = Frame.headers(1, 0, new byte[0][]);
         headers[16] = 0x7f;
         headers[17] = (byte) 0xff;
         headers[18] = (byte) 0xff;
         headers[19] = (byte) 0xff;
-        assertThrows(Frame.Malformed.class, () -> Frame.decode(headers));
+        assertThrows(Frame.Malformed.class, () -> decode(headers));
     }
 
     @Test
@@ -134,12 +183,12 @@ class FrameTest {
                 b[1] = (byte) (1 + random.nextInt(8));
             }
             try {
-                Frame.decode(b);
+                decode(b);
             } catch (Frame.Malformed expected) {
                 // fine
             }
             try {
-                Frame.Reply.decode(b);
+                decodeReply(b);
             } catch (Frame.Malformed expected) {
                 // fine
             }

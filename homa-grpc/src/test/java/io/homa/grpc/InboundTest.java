@@ -1,5 +1,7 @@
 package io.homa.grpc;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import org.junit.jupiter.api.Test;
@@ -36,26 +38,38 @@ class InboundTest {
     }, 0);
 
     private static Frame decode(byte[] frame) throws Frame.Malformed {
-        return Frame.decode(frame);
+        return Frame.decode(Unpooled.wrappedBuffer(frame));
+    }
+
+    private static Frame decode(ByteBuf frame) throws Frame.Malformed {
+        try {
+            return Frame.decode(frame);
+        } finally {
+            frame.release();
+        }
+    }
+
+    private static ByteBuf buf(int b) {
+        return Unpooled.wrappedBuffer(new byte[] {(byte) b});
     }
 
     @Test
     void framesArriveInAnyOrderAndLeaveInOrderAsAsked() throws Exception {
         assertEquals(3, inbound.request(3));
         inbound.accept(decode(Frame.close(1, 3, Status.OK, new byte[0][])));
-        inbound.accept(decode(Frame.message(1, 2, new byte[] {2})));
+        inbound.accept(decode(Frame.message(1, 2, buf(2))));
         assertEquals(List.of(), delivered);
         inbound.accept(decode(Frame.headers(1, 0, new byte[0][])));
         assertEquals(List.of("headers"), delivered);
-        inbound.accept(decode(Frame.message(1, 1, new byte[] {1})));
+        inbound.accept(decode(Frame.message(1, 1, buf(1))));
         assertEquals(List.of("headers", "message 1", "message 2", "end OK"), delivered);
     }
 
     @Test
     void theEndWaitsUntilEveryMessageWasAskedFor() throws Exception {
         assertEquals(2, inbound.request(2));
-        inbound.accept(decode(Frame.message(1, 0, new byte[] {7})));
-        inbound.accept(decode(Frame.message(1, 1, new byte[] {8})));
+        inbound.accept(decode(Frame.message(1, 0, buf(7))));
+        inbound.accept(decode(Frame.message(1, 1, buf(8))));
         inbound.accept(decode(Frame.close(1, 2, Status.OK, new byte[0][])));
         assertEquals(List.of("message 7", "message 8", "end OK"), delivered);
         delivered.clear();
@@ -65,7 +79,7 @@ class InboundTest {
             @Override public void end(Status s, Metadata t) { delivered.add("end"); }
         }, 0);
         slow.request(1);
-        slow.accept(decode(Frame.message(1, 0, new byte[] {1})));
+        slow.accept(decode(Frame.message(1, 0, buf(1))));
         assertEquals(List.of("message"), delivered);
         slow.acceptInOrder(InputStream.nullInputStream());
         slow.acceptEnd(Status.OK, new Metadata());
@@ -77,8 +91,8 @@ class InboundTest {
     @Test
     void aPeerThatSendsMoreThanItsCreditsIsRefused() throws Exception {
         inbound.request(1);
-        inbound.accept(decode(Frame.message(1, 0, new byte[] {1})));
-        assertThrows(Inbound.Violation.class, () -> inbound.accept(decode(Frame.message(1, 1, new byte[] {2}))));
+        inbound.accept(decode(Frame.message(1, 0, buf(1))));
+        assertThrows(Inbound.Violation.class, () -> inbound.accept(decode(Frame.message(1, 1, buf(2)))));
     }
 
     @Test

@@ -11,7 +11,11 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+
 import java.net.InetSocketAddress;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -49,11 +53,25 @@ class RawFramesTest {
     }
 
     private Frame.Reply send(byte[] frame) throws Exception {
-        return Frame.Reply.decode(client.call(to, frame).get(30, TimeUnit.SECONDS));
+        return send(Unpooled.wrappedBuffer(frame));
     }
 
-    private static byte[] unaryOpen(long stream) {
-        byte[] message = TestService.request("raw").toByteArray();
+    /** Sends a frame; the reply's messages are copied out, so that nothing needs releasing. */
+    private Frame.Reply send(ByteBuf frame) throws Exception {
+        ByteBuf response = client.call(to, frame).get(30, TimeUnit.SECONDS);
+        try {
+            Frame.Reply reply = Frame.Reply.decode(response);
+            List<ByteBuf> copies = reply.messages.stream().map(Unpooled::copiedBuffer).toList();
+            reply.release();
+            reply.messages.addAll(copies);
+            return reply;
+        } finally {
+            response.release();
+        }
+    }
+
+    private static ByteBuf unaryOpen(long stream) {
+        ByteBuf message = Unpooled.wrappedBuffer(TestService.request("raw").toByteArray());
         return Frame.open(stream, Frame.F_HALF_CLOSE | Frame.F_UNARY, SimpleServiceGrpc.getUnaryRpcMethod().getFullMethodName(),
                 "raw", Frame.NO_TIMEOUT, 0, InternalMetadata.serialize(new Metadata()), message);
     }
@@ -71,7 +89,7 @@ class RawFramesTest {
 
     @Test
     void framesOfUnknownStreamsAreRefused() throws Exception {
-        assertEquals(Frame.Reply.UNKNOWN_STREAM, send(Frame.message(77, 1, new byte[] {1})).code);
+        assertEquals(Frame.Reply.UNKNOWN_STREAM, send(Frame.message(77, 1, Unpooled.wrappedBuffer(new byte[] {1}))).code);
         assertEquals(Frame.Reply.UNKNOWN_STREAM, send(Frame.credit(77, 1)).code);
     }
 
@@ -80,7 +98,7 @@ class RawFramesTest {
         Frame.Reply r = send(unaryOpen(5));
         assertEquals(Frame.Reply.RESULT, r.code);
         assertEquals(Status.Code.OK, r.status.getCode());
-        assertEquals(TestService.response("raw"), io.grpc.testing.protobuf.SimpleResponse.parseFrom(r.messages.get(0)));
+        assertEquals(TestService.response("raw"), io.grpc.testing.protobuf.SimpleResponse.parseFrom(r.messages.get(0).nioBuffer()));
         assertEquals(1, callsStarted.get());
         // the stream has ended: its id cannot be opened again
         assertEquals(Status.Code.CANCELLED, send(unaryOpen(5)).status.getCode());
