@@ -170,8 +170,8 @@ final class HomaServerStream extends StreamBase implements ServerStream, Inbound
             stats.streamClosed(status);
             byte[][] t = InternalMetadata.serialize(trailers);
             if (unaryRequest != null) {
-                ByteBuf result = Frame.Reply.result(unaryHeaders, List.copyOf(unaryMessages), status, t);
-                unaryMessages.clear(); // the result has them now
+                ByteBuf result = Frame.Reply.result(unaryHeaders, unaryMessages, status, t);
+                unaryMessages.clear(); // the result has them now (it keeps the buffers, not the list)
                 finishLocked(Status.OK);
                 answer(result);
             } else {
