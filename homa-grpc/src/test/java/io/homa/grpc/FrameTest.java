@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static io.homa.grpc.EncodedFrames.decode;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -32,18 +33,6 @@ class FrameTest {
         m.put(KEY, "v");
         m.put(BIN, new byte[] {0, (byte) 0xff, 10});
         return InternalMetadata.serialize(m);
-    }
-
-    private static Frame decode(byte[] b) throws Frame.Malformed {
-        return Frame.decode(Unpooled.wrappedBuffer(b));
-    }
-
-    private static Frame decode(ByteBuf b) throws Frame.Malformed {
-        try {
-            return Frame.decode(b);
-        } finally {
-            b.release();
-        }
     }
 
     private static Frame.Reply decodeReply(byte[] b) throws Frame.Malformed {

@@ -10,6 +10,7 @@ import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
 
+import static io.homa.grpc.EncodedFrames.decode;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -36,18 +37,6 @@ class InboundTest {
             delivered.add("end " + (status == null ? "half-close" : status.getCode()));
         }
     }, 0);
-
-    private static Frame decode(byte[] frame) throws Frame.Malformed {
-        return Frame.decode(Unpooled.wrappedBuffer(frame));
-    }
-
-    private static Frame decode(ByteBuf frame) throws Frame.Malformed {
-        try {
-            return Frame.decode(frame);
-        } finally {
-            frame.release();
-        }
-    }
 
     private static ByteBuf buf(int b) {
         return Unpooled.wrappedBuffer(new byte[] {(byte) b});
