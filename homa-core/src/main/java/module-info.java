@@ -5,8 +5,11 @@
  * use the class path, where this descriptor does not apply.
  */
 module io.homa.core {
-    exports io.homa.core to io.homa;
+    // io.homa.collective (an automatic module) runs its schedules on the simulated hosts: its
+    // package io.homa.collective.sim drives engines and reads their events.
+    exports io.homa.core to io.homa, io.homa.collective;
     exports io.homa.core.wire to io.homa;
-    // FaultModel: the shell's fault injector (io.homa.testing) draws from it.
-    exports io.homa.core.sim to io.homa;
+    // FaultModel: the shell's fault injector (io.homa.testing) draws from it; the collectives'
+    // simulation driver builds networks of it.
+    exports io.homa.core.sim to io.homa, io.homa.collective;
 }

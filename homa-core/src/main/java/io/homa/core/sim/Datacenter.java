@@ -29,6 +29,7 @@ public final class Datacenter {
     static final int PORT_FREE = 1;
     static final int TIMER = 2;
     static final int APP = 3;
+    static final int TASK = 4;
 
     /** Receives the application timers scheduled with {@link #scheduleApp}. */
     public interface AppTimer {
@@ -66,6 +67,10 @@ public final class Datacenter {
     private int freeCount;
     private final int frameCapacity;
     private AppTimer appTimer = (h, a) -> { };
+    private Runnable[] tasks = new Runnable[64];
+    private int taskCount;
+    private int[] freeTasks = new int[64];
+    private int freeTaskCount;
     private long now;
     private long eventsRun;
     private long packetsDelivered;
@@ -209,6 +214,32 @@ public final class Datacenter {
         queue.add(Math.max(at, now), APP, host, arg);
     }
 
+    /**
+     * Runs {@code task} at virtual time {@code at} on the simulation's thread: for drivers that
+     * need timers of their own beside an {@link AppTimer} (a collective's deadlines).
+     */
+    public void schedule(long at, Runnable task) {
+        int slot;
+        if (freeTaskCount > 0) {
+            slot = freeTasks[--freeTaskCount];
+        } else {
+            if (taskCount == tasks.length) {
+                tasks = Arrays.copyOf(tasks, tasks.length * 2);
+                freeTasks = Arrays.copyOf(freeTasks, tasks.length);
+            }
+            slot = taskCount++;
+        }
+        tasks[slot] = task;
+        queue.add(Math.max(at, now), TASK, -1, slot);
+    }
+
+    private void runTask(int slot) {
+        Runnable task = tasks[slot];
+        tasks[slot] = null;
+        freeTasks[freeTaskCount++] = slot;
+        task.run();
+    }
+
     void scheduleTimer(long at, int host) {
         queue.add(Math.max(at, now), TIMER, host, 0);
     }
@@ -224,6 +255,7 @@ public final class Datacenter {
                 case ARRIVE -> arrive(q.polledA, q.polledB);
                 case PORT_FREE -> portFree(q.polledA);
                 case TIMER -> hosts[q.polledA].timer();
+                case TASK -> runTask(q.polledB);
                 default -> appTimer.fire(q.polledA, q.polledB);
             }
         }

@@ -104,7 +104,8 @@ public final class SimNetwork {
 
     // ---------------------------------------------------------------- event loop
 
-    void schedule(long at, Runnable action) {
+    /** Runs {@code action} at virtual time {@code at} (not before now) on the simulation's thread. */
+    public void schedule(long at, Runnable action) {
         queue.add(new Event(Math.max(at, now), seq++, action));
     }
 

@@ -1,0 +1,284 @@
+package io.homa.collective.internal;
+
+import io.homa.collective.CollectiveException;
+import io.homa.collective.CollectiveMismatchException;
+import io.homa.collective.CollectivePeerException;
+import io.homa.collective.CollectiveTimeoutException;
+import io.netty.buffer.ByteBuf;
+import io.netty.util.ReferenceCountUtil;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One operation on one rank: runs its {@link Schedule} against a {@link Vector}, sending each
+ * segment as soon as the segments it carries have arrived, and combining or copying each arriving
+ * segment as soon as the sends it would overwrite have left (one that comes earlier waits, parked).
+ * The operation is done when every receive is applied and every send acknowledged.
+ *
+ * <p>Thread-safety: messages, acknowledgements and the deadline arrive on the link's threads; the
+ * state is guarded by this object's lock, and sends and the future's completion happen outside it.
+ */
+final class OperationRun {
+    /** Refusal codes at the start of a reason, so the sender raises the right exception. */
+    static final char MISMATCH = 'M';
+    static final char FAILED = 'F';
+    static final char MALFORMED = 'R';
+
+    private final Group group;
+    final long opSeq;
+    final OpDescriptor op;
+    private final Vector vector;
+    private final Schedule schedule;
+    private final Runnable onSuccess;
+    final CompletableFuture<Void> future = new CompletableFuture<>();
+    private final int[] unmet;
+    private final boolean[] done;
+    private final ByteBuf[] parked;
+    private int remaining;
+    private boolean finished;
+    private String failure;
+    private Link.Timer deadlineTimer;
+    private long deadlineAt;
+
+    OperationRun(Group group, long opSeq, OpDescriptor op, Vector vector, Schedule schedule, Runnable onSuccess) {
+        this.group = group;
+        this.opSeq = opSeq;
+        this.op = op;
+        this.vector = vector;
+        this.schedule = schedule;
+        this.onSuccess = onSuccess;
+        Transfer[] ts = schedule.transfers;
+        unmet = new int[ts.length];
+        done = new boolean[ts.length];
+        parked = new ByteBuf[ts.length];
+        for (Transfer t : ts) {
+            unmet[t.index] = t.deps.length;
+        }
+        remaining = ts.length;
+    }
+
+    /** Sends what needs nothing first and arms the deadline. */
+    void start(long deadlineNanos) {
+        List<Outgoing> out = new ArrayList<>();
+        boolean complete;
+        synchronized (this) {
+            deadlineAt = group.link.nanoTime() + deadlineNanos;
+            if (finished) {
+                return;
+            }
+            for (Transfer t : schedule.transfers) {
+                if (t.send && t.deps.length == 0) {
+                    serialize(t, out);
+                }
+            }
+            complete = remaining == 0;
+            if (!complete) {
+                deadlineTimer = group.link.schedule(deadlineNanos, this::deadlinePassed);
+            }
+        }
+        transmit(out);
+        if (complete) {
+            succeed();
+        }
+    }
+
+    /** A segment for this operation arrived; {@code payload} (positioned after the header) is ours. */
+    void onMessage(MessageHeader h, ByteBuf payload, Link.Reply reply) {
+        List<Outgoing> out = null;
+        String refusal = null;
+        CollectiveException fail = null;
+        boolean complete = false;
+        synchronized (this) {
+            if (finished) {
+                ReferenceCountUtil.release(payload);
+                if (failure != null) {
+                    refusal = FAILED + "rank " + group.rank + "'s " + op.describe() + " failed: " + failure;
+                }
+            } else {
+                String diff = op.difference(h.op, h.rank);
+                int idx = diff == null ? schedule.receiveIndex(h.rank, h.step, h.offset) : -1;
+                Transfer t = idx >= 0 ? schedule.transfers[idx] : null;
+                if (diff != null) {
+                    refusal = MISMATCH + "rank " + group.rank + " runs " + op.describe() + "; you run " + h.op.describe();
+                    fail = new CollectiveMismatchException(diff);
+                } else if (t == null || t.count != h.count) {
+                    diff = "rank " + h.rank + " sent segment [" + h.offset + ", +" + h.count + ") of step " + h.step
+                            + ", which rank " + group.rank + "'s schedule for " + op.describe()
+                            + " does not have (do all ranks use the same segmentBytes and algorithm?)";
+                    refusal = MISMATCH + diff;
+                    fail = new CollectiveMismatchException(diff);
+                } else if (!vector.synthetic() && payload.readableBytes() != t.count * op.type().bytes()) {
+                    diff = "rank " + h.rank + " sent " + payload.readableBytes() + " bytes for " + t.count + " "
+                            + op.type() + " elements";
+                    refusal = MALFORMED + diff;
+                    fail = new CollectiveMismatchException(diff);
+                }
+                if (refusal != null) {
+                    ReferenceCountUtil.release(payload);
+                } else if (done[idx] || parked[idx] != null) {
+                    ReferenceCountUtil.release(payload); // a duplicate
+                } else if (unmet[idx] > 0) {
+                    parked[idx] = payload;
+                } else {
+                    out = new ArrayList<>();
+                    apply(t, payload, out);
+                    complete = remaining == 0;
+                }
+            }
+        }
+        if (refusal != null) {
+            reply.refuse(refusal);
+        } else {
+            reply.ok();
+        }
+        if (fail != null) {
+            fail(fail);
+        }
+        if (out != null) {
+            transmit(out);
+        }
+        if (complete) {
+            succeed();
+        }
+    }
+
+    // Under the lock: combines or copies an arrived segment, then releases what waited on it.
+    private void apply(Transfer t, ByteBuf payload, List<Outgoing> out) {
+        try {
+            if (t.reduce) {
+                vector.combine(payload, t.offset, t.count, op.op());
+            } else {
+                vector.copyFrom(payload, t.offset, t.count);
+            }
+        } finally {
+            ReferenceCountUtil.release(payload);
+        }
+        done[t.index] = true;
+        remaining--;
+        release(t, out);
+    }
+
+    // Under the lock: a transfer is through (a receive applied, a send serialized): its dependents may go.
+    private void release(Transfer t, List<Outgoing> out) {
+        for (int d : t.dependents) {
+            if (--unmet[d] == 0) {
+                Transfer next = schedule.transfers[d];
+                if (next.send) {
+                    serialize(next, out);
+                } else if (parked[d] != null) {
+                    ByteBuf p = parked[d];
+                    parked[d] = null;
+                    apply(next, p, out);
+                }
+            }
+        }
+    }
+
+    // Under the lock: copies a send's elements into a new message (so later writes to them are safe).
+    private void serialize(Transfer t, List<Outgoing> out) {
+        int bytes = t.count * op.type().bytes();
+        ByteBuf m = group.link.alloc().buffer(MessageHeader.LENGTH + bytes);
+        MessageHeader.write(m, group.groupId, group.rank, group.size, opSeq, op, t.step, t.offset, t.count);
+        vector.writeTo(m, t.offset, t.count);
+        out.add(new Outgoing(t, m));
+        release(t, out);
+    }
+
+    private void transmit(List<Outgoing> out) {
+        for (Outgoing o : out) {
+            long left = Math.max(1, deadlineAt - group.link.nanoTime());
+            group.countSent(o.message.readableBytes());
+            Transfer t = o.transfer;
+            group.link.send(t.peer, o.message, left, (failure, refusal) -> acknowledged(t, failure, refusal));
+        }
+    }
+
+    private void acknowledged(Transfer t, Throwable failure, String refusal) {
+        if (failure != null) {
+            fail(new CollectivePeerException(t.peer, "rank " + t.peer + " did not take " + op.describe()
+                    + " segment (step " + t.step + "): " + failure, failure));
+            return;
+        }
+        if (refusal != null) {
+            String reason = refusal.isEmpty() ? "" : refusal.substring(1);
+            fail(refusal.charAt(0) == MISMATCH
+                    ? new CollectiveMismatchException("rank " + t.peer + " refused: " + reason)
+                    : new CollectivePeerException(t.peer, "rank " + t.peer + " refused: " + reason, null));
+            return;
+        }
+        boolean complete;
+        synchronized (this) {
+            if (finished || done[t.index]) {
+                return;
+            }
+            done[t.index] = true;
+            remaining--;
+            complete = remaining == 0;
+        }
+        if (complete) {
+            succeed();
+        }
+    }
+
+    private void deadlinePassed() {
+        List<Integer> missing;
+        synchronized (this) {
+            if (finished) {
+                return;
+            }
+            TreeSet<Integer> ranks = new TreeSet<>();
+            for (Transfer t : schedule.transfers) {
+                if (!done[t.index] && parked[t.index] == null) {
+                    ranks.add(t.peer);
+                }
+            }
+            missing = new ArrayList<>(ranks);
+        }
+        fail(new CollectiveTimeoutException("rank " + group.rank + "'s " + op.describe() + " (operation " + opSeq
+                + ") did not finish within its deadline: still waiting for ranks " + missing, missing));
+    }
+
+    private void succeed() {
+        synchronized (this) {
+            if (finished) {
+                return;
+            }
+            finished = true;
+            if (deadlineTimer != null) {
+                deadlineTimer.cancel();
+            }
+            if (onSuccess != null) {
+                onSuccess.run();
+            }
+        }
+        group.finished(this, null);
+        future.complete(null);
+    }
+
+    void fail(CollectiveException e) {
+        synchronized (this) {
+            if (finished) {
+                return;
+            }
+            finished = true;
+            failure = e.getMessage();
+            if (deadlineTimer != null) {
+                deadlineTimer.cancel();
+            }
+            for (int i = 0; i < parked.length; i++) {
+                if (parked[i] != null) {
+                    ReferenceCountUtil.release(parked[i]);
+                    parked[i] = null;
+                }
+            }
+        }
+        group.finished(this, e.getMessage());
+        future.completeExceptionally(e);
+    }
+
+    private record Outgoing(Transfer transfer, ByteBuf message) {
+    }
+}
