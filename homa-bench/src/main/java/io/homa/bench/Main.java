@@ -30,6 +30,9 @@ public final class Main {
         if (args.length > 0 && args[0].equals("overload")) {
             System.exit(io.homa.bench.overload.OverloadCommand.execute(Arrays.copyOfRange(args, 1, args.length), System.out));
         }
+        if (args.length > 0 && args[0].equals("collective")) {
+            System.exit(io.homa.bench.collective.CollectiveCommand.execute(Arrays.copyOfRange(args, 1, args.length), System.out));
+        }
         if (args.length > 0 && args[0].equals("overload-server")) { // the server JVM of overload
             System.exit(io.homa.bench.overload.OverloadServer.run(Arrays.copyOfRange(args, 1, args.length), System.in,
                     System.out));
@@ -76,6 +79,10 @@ public final class Main {
                       [--clients 8] [--deadline 5s] [--runs 3] [--heap 256m] [--out DIR]
                       A flood of calls on a slow server JVM (default configuration): what succeeds against the
                       handlers' capacity, how the rest fail, a new call after it (docs/security.md).
+                  java -jar homa-bench.jar collective [--op allreduce|broadcast|allgather|reducescatter] [--ranks 4]
+                      [--transports homa,tcp] [--sizes 8,1K,1M | --min 8 --max 32M] [--sim [--sim-ranks 16,64]] [--out DIR]
+                      Collectives over Homa and TCP in nccl-tests' terms (time, algbw, busbw, every result
+                      checked): ranks in this JVM on loopback, or the simulated datacenter (docs/collectives.md).
                   java -jar homa-bench.jar <JMH regex> [JMH options]
                       JMH benchmarks, e.g.  java -jar homa-bench.jar UnloadedLatency -f1 -wi 2 -i 3
                       -l lists them, -h shows JMH's options, -prof gc reports allocation per call.

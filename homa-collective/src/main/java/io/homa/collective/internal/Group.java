@@ -182,7 +182,7 @@ public final class Group implements CollectiveGroup, Link.Inbound {
             if (closed) {
                 return CompletableFuture.failedFuture(new CollectiveException("the group is closed"));
             }
-            run = new OperationRun(this, nextSeq++, d, v, s, onSuccess);
+            run = new OperationRun(this, nextSeq++, d, v, s, onSuccess, options.deadline().toNanos());
             active.put(run.opSeq, run);
             waiting = early.remove(run.opSeq);
             if (waiting != null) {
@@ -192,12 +192,12 @@ public final class Group implements CollectiveGroup, Link.Inbound {
             }
         }
         operations.increment();
+        run.start();
         if (waiting != null) {
             for (Early e : waiting) {
-                run.onMessage(e.header, e.payload, NO_REPLY);
+                run.onMessage(e.header, e.payload, NO_REPLY); // answered when they arrived
             }
         }
-        run.start(options.deadline().toNanos());
         return run.future;
     }
 

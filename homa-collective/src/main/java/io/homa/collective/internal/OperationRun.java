@@ -41,10 +41,15 @@ final class OperationRun {
     private boolean finished;
     private String failure;
     private Link.Timer deadlineTimer;
-    private long deadlineAt;
+    private final long deadlineAt;
+    private final long deadlineNanos;
 
-    OperationRun(Group group, long opSeq, OpDescriptor op, Vector vector, Schedule schedule, Runnable onSuccess) {
+    OperationRun(Group group, long opSeq, OpDescriptor op, Vector vector, Schedule schedule, Runnable onSuccess,
+                 long deadlineNanos) {
         this.group = group;
+        // Set before any message can arrive: segments that arrived early may send before start().
+        this.deadlineAt = group.link.nanoTime() + deadlineNanos;
+        this.deadlineNanos = deadlineNanos;
         this.opSeq = opSeq;
         this.op = op;
         this.vector = vector;
@@ -61,11 +66,10 @@ final class OperationRun {
     }
 
     /** Sends what needs nothing first and arms the deadline. */
-    void start(long deadlineNanos) {
+    void start() {
         List<Outgoing> out = new ArrayList<>();
         boolean complete;
         synchronized (this) {
-            deadlineAt = group.link.nanoTime() + deadlineNanos;
             if (finished) {
                 return;
             }

@@ -178,8 +178,8 @@ public final class TcpLink implements Link {
                     return; // connecting failed for good: the timeout answers
                 }
                 ByteBuf head = frame(ch.alloc(), DATA, id, message.readableBytes());
-                ch.write(head);
-                ch.writeAndFlush(message);
+                // One write: writes from several threads interleave, a header and its body must not.
+                ch.writeAndFlush(ch.alloc().compositeBuffer(2).addComponents(true, head, message));
             };
             boolean now;
             synchronized (this) {
@@ -206,7 +206,10 @@ public final class TcpLink implements Link {
                                     new Answers(Connection.this));
                         }
                     }).connect(members[peer]).addListener((ChannelFuture f) -> {
-                        if (f.isSuccess()) {
+                        if (f.isSuccess() && closed) {
+                            f.channel().close();
+                            dropWaiting();
+                        } else if (f.isSuccess()) {
                             java.util.List<Runnable> ready;
                             synchronized (this) {
                                 channel = f.channel();
@@ -219,16 +222,21 @@ public final class TcpLink implements Link {
                         } else if (!closed && System.nanoTime() + RETRY_NANOS < giveUpAt) {
                             loops.schedule(() -> connect(giveUpAt), RETRY_NANOS, TimeUnit.NANOSECONDS);
                         } else {
-                            java.util.List<Runnable> dropped;
-                            synchronized (this) {
-                                connecting = false;
-                                dropped = new java.util.ArrayList<>(waiting);
-                                waiting.clear();
-                            }
-                            dropped.forEach(Runnable::run); // each releases its message (no channel)
+                            dropWaiting();
                             failAll(f.cause());
                         }
                     });
+        }
+
+        /** Gives back the messages still waiting for a connection (each write releases its message when there is no channel). */
+        private void dropWaiting() {
+            java.util.List<Runnable> dropped;
+            synchronized (this) {
+                connecting = false;
+                dropped = new java.util.ArrayList<>(waiting);
+                waiting.clear();
+            }
+            dropped.forEach(Runnable::run);
         }
 
         void answered(long id, byte type, String reason) {
@@ -260,10 +268,12 @@ public final class TcpLink implements Link {
             Channel ch;
             synchronized (this) {
                 ch = channel;
+                channel = null;
             }
             if (ch != null) {
                 ch.close().awaitUninterruptibly();
             }
+            dropWaiting();
             failAll(new IllegalStateException("the group is closed"));
         }
     }

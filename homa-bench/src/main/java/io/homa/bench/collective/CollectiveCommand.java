@@ -1,0 +1,142 @@
+package io.homa.bench.collective;
+
+import io.homa.bench.Json;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Collectives over Homa and over TCP, in nccl-tests' and Gloo's conventions: sizes swept, time per
+ * operation (p50, p99, min, max over the iterations), algbw = S / t and busbw = algbw x the
+ * operation's factor (2(n-1)/n for all-reduce), every result checked against its direct
+ * computation. On loopback, several ranks in this JVM (each rank a socket of its own, the default
+ * configuration); with {@code --sim}, in the simulated 144-host datacenter with the real engine and
+ * synthetic payloads, against the bound 2(n-1)/n x S / link rate.
+ *
+ * <pre>
+ * java -jar homa-bench.jar collective [--op allreduce|broadcast|allgather|reducescatter] [--ranks 4]
+ *     [--transports homa,tcp] [--sizes 8,1K,1M | --min 8 --max 32M] [--out DIR]
+ * java -jar homa-bench.jar collective --sim [--sim-ranks 16,64] [--sizes 100M] [--out DIR]
+ * </pre>
+ */
+public final class CollectiveCommand {
+    private CollectiveCommand() {
+    }
+
+    public static int execute(String[] args, PrintStream out) {
+        String op = "allreduce";
+        int ranks = 4;
+        List<String> transports = List.of("homa", "tcp");
+        List<Long> sizes = null;
+        long min = 8;
+        long max = 32L << 20;
+        boolean sim = false;
+        List<Integer> simRanks = List.of(16, 64);
+        Path dir = null;
+        for (int i = 0; i < args.length; i++) {
+            String v = i + 1 < args.length ? args[i + 1] : null;
+            switch (args[i]) {
+                case "--op" -> { op = v.toLowerCase(Locale.ROOT); i++; }
+                case "--ranks" -> { ranks = Integer.parseInt(v); i++; }
+                case "--transports" -> { transports = List.of(v.split(",")); i++; }
+                case "--sizes" -> { sizes = Arrays.stream(v.split(",")).map(CollectiveCommand::bytes).toList(); i++; }
+                case "--min" -> { min = bytes(v); i++; }
+                case "--max" -> { max = bytes(v); i++; }
+                case "--sim" -> sim = true;
+                case "--sim-ranks" -> { simRanks = Arrays.stream(v.split(",")).map(Integer::parseInt).toList(); i++; }
+                case "--out" -> { dir = Path.of(v); i++; }
+                case "--help" -> {
+                    out.println(usage());
+                    return 0;
+                }
+                default -> throw new IllegalArgumentException("unknown option " + args[i] + " (--help)");
+            }
+        }
+        if (!List.of("allreduce", "broadcast", "allgather", "reducescatter").contains(op)) {
+            throw new IllegalArgumentException("--op must be allreduce, broadcast, allgather or reducescatter, not " + op);
+        }
+        Map<String, Object> json = new LinkedHashMap<>();
+        json.put("op", op);
+        if (sim) {
+            List<Long> s = sizes != null ? sizes : List.of(100L << 20);
+            json.put("mode", "simulator");
+            json.put("results", SimSweep.run(op, simRanks, s, out));
+        } else {
+            List<Long> s = sizes != null ? sizes : powersOfFour(min, max);
+            json.put("mode", "loopback");
+            json.put("ranks", ranks);
+            List<Object> results = new ArrayList<>();
+            for (String t : transports) {
+                results.addAll(LoopbackSweep.run(t, op, ranks, s, out));
+            }
+            json.put("results", results);
+        }
+        if (dir != null) {
+            try {
+                Files.createDirectories(dir);
+                Files.writeString(dir.resolve("collective.json"), Json.write(json));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            out.println("wrote " + dir.resolve("collective.json"));
+        }
+        return 0;
+    }
+
+    static String usage() {
+        return "collective [--op allreduce|broadcast|allgather|reducescatter] [--ranks 4] [--transports homa,tcp]"
+                + " [--sizes 8,1K,1M | --min 8 --max 32M] [--sim [--sim-ranks 16,64]] [--out DIR]";
+    }
+
+    private static List<Long> powersOfFour(long min, long max) {
+        List<Long> s = new ArrayList<>();
+        for (long b = min; b <= max; b *= 4) {
+            s.add(b);
+        }
+        return s;
+    }
+
+    static long bytes(String v) {
+        String t = v.trim().toUpperCase(Locale.ROOT).replace("B", "");
+        long mult = 1;
+        if (t.endsWith("K")) {
+            mult = 1L << 10;
+        } else if (t.endsWith("M")) {
+            mult = 1L << 20;
+        } else if (t.endsWith("G")) {
+            mult = 1L << 30;
+        }
+        if (mult != 1) {
+            t = t.substring(0, t.length() - 1);
+        }
+        return Long.parseLong(t) * mult;
+    }
+
+    /** nccl-tests' bus-bandwidth factor: what each rank's link carries relative to S. */
+    static double busFactor(String op, int n) {
+        return switch (op) {
+            case "allreduce" -> 2.0 * (n - 1) / n;
+            case "allgather", "reducescatter" -> (n - 1.0) / n;
+            default -> 1.0; // broadcast
+        };
+    }
+
+    static String size(long b) {
+        if (b >= 1L << 20 && b % (1L << 20) == 0) {
+            return (b >> 20) + "M";
+        }
+        if (b >= 1L << 10 && b % (1L << 10) == 0) {
+            return (b >> 10) + "K";
+        }
+        return Long.toString(b);
+    }
+}
