@@ -10,7 +10,7 @@ import java.util.Objects;
  */
 public final class CollectiveOptions {
     private static final CollectiveOptions DEFAULTS = new CollectiveOptions(Duration.ofSeconds(60), 1 << 20,
-            Algorithm.AUTO, 1 << 20, 0, 1L << 30);
+            Algorithm.AUTO, 1 << 20, 0, 1L << 30, 4);
 
     private final Duration deadline;
     private final int segmentBytes;
@@ -18,9 +18,11 @@ public final class CollectiveOptions {
     private final int halvingDoublingMaxBytes;
     private final int groupId;
     private final long maxEarlyBytes;
+    private final int segmentsInFlight;
 
     private CollectiveOptions(Duration deadline, int segmentBytes, Algorithm algorithm, int halvingDoublingMaxBytes,
-                              int groupId, long maxEarlyBytes) {
+                              int groupId, long maxEarlyBytes, int segmentsInFlight) {
+        this.segmentsInFlight = segmentsInFlight;
         this.deadline = deadline;
         this.segmentBytes = segmentBytes;
         this.algorithm = algorithm;
@@ -29,7 +31,10 @@ public final class CollectiveOptions {
         this.maxEarlyBytes = maxEarlyBytes;
     }
 
-    /** Deadline 60 s, 1 MiB segments, {@link Algorithm#AUTO}, halving-doubling up to 1 MiB, group id 0, 1 GiB early data. */
+    /**
+     * Deadline 60 s, 1 MiB segments, {@link Algorithm#AUTO}, halving-doubling up to 1 MiB, group id
+     * 0, 1 GiB early data, 4 segments in flight per peer.
+     */
     public static CollectiveOptions defaults() {
         return DEFAULTS;
     }
@@ -75,7 +80,7 @@ public final class CollectiveOptions {
         if (v == null || v.isZero() || v.isNegative()) {
             throw new IllegalArgumentException("deadline must be positive, not " + v);
         }
-        return new CollectiveOptions(v, segmentBytes, algorithm, halvingDoublingMaxBytes, groupId, maxEarlyBytes);
+        return new CollectiveOptions(v, segmentBytes, algorithm, halvingDoublingMaxBytes, groupId, maxEarlyBytes, segmentsInFlight);
     }
 
     /** @throws IllegalArgumentException if {@code v} is below 64 or above 64 MiB */
@@ -83,7 +88,7 @@ public final class CollectiveOptions {
         if (v < 64 || v > 64 << 20) {
             throw new IllegalArgumentException("segmentBytes must be in [64, 64 MiB], not " + v);
         }
-        return new CollectiveOptions(deadline, v, algorithm, halvingDoublingMaxBytes, groupId, maxEarlyBytes);
+        return new CollectiveOptions(deadline, v, algorithm, halvingDoublingMaxBytes, groupId, maxEarlyBytes, segmentsInFlight);
     }
 
     /** @throws IllegalArgumentException if {@code v} is null */
@@ -91,7 +96,7 @@ public final class CollectiveOptions {
         if (v == null) {
             throw new IllegalArgumentException("algorithm must not be null (use Algorithm.AUTO)");
         }
-        return new CollectiveOptions(deadline, segmentBytes, v, halvingDoublingMaxBytes, groupId, maxEarlyBytes);
+        return new CollectiveOptions(deadline, segmentBytes, v, halvingDoublingMaxBytes, groupId, maxEarlyBytes, segmentsInFlight);
     }
 
     /** @throws IllegalArgumentException if {@code v} is negative */
@@ -99,11 +104,11 @@ public final class CollectiveOptions {
         if (v < 0) {
             throw new IllegalArgumentException("halvingDoublingMaxBytes must not be negative, not " + v);
         }
-        return new CollectiveOptions(deadline, segmentBytes, algorithm, v, groupId, maxEarlyBytes);
+        return new CollectiveOptions(deadline, segmentBytes, algorithm, v, groupId, maxEarlyBytes, segmentsInFlight);
     }
 
     public CollectiveOptions withGroupId(int v) {
-        return new CollectiveOptions(deadline, segmentBytes, algorithm, halvingDoublingMaxBytes, v, maxEarlyBytes);
+        return new CollectiveOptions(deadline, segmentBytes, algorithm, halvingDoublingMaxBytes, v, maxEarlyBytes, segmentsInFlight);
     }
 
     /** @throws IllegalArgumentException if {@code v} is negative */
@@ -111,25 +116,42 @@ public final class CollectiveOptions {
         if (v < 0) {
             throw new IllegalArgumentException("maxEarlyBytes must not be negative, not " + v);
         }
-        return new CollectiveOptions(deadline, segmentBytes, algorithm, halvingDoublingMaxBytes, groupId, v);
+        return new CollectiveOptions(deadline, segmentBytes, algorithm, halvingDoublingMaxBytes, groupId, v, segmentsInFlight);
+    }
+
+    /**
+     * Most segments sent to one peer and not yet acknowledged: the pipeline's depth. A step's
+     * further segments wait on this rank (not yet copied out of the caller's buffer) until one is
+     * acknowledged.
+     */
+    public int segmentsInFlight() {
+        return segmentsInFlight;
+    }
+
+    /** @throws IllegalArgumentException if {@code v} is below 1 */
+    public CollectiveOptions withSegmentsInFlight(int v) {
+        if (v < 1) {
+            throw new IllegalArgumentException("segmentsInFlight must be at least 1, not " + v);
+        }
+        return new CollectiveOptions(deadline, segmentBytes, algorithm, halvingDoublingMaxBytes, groupId, maxEarlyBytes, v);
     }
 
     @Override
     public boolean equals(Object o) {
         return o instanceof CollectiveOptions c && deadline.equals(c.deadline) && segmentBytes == c.segmentBytes
                 && algorithm == c.algorithm && halvingDoublingMaxBytes == c.halvingDoublingMaxBytes
-                && groupId == c.groupId && maxEarlyBytes == c.maxEarlyBytes;
+                && groupId == c.groupId && maxEarlyBytes == c.maxEarlyBytes && segmentsInFlight == c.segmentsInFlight;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(deadline, segmentBytes, algorithm, halvingDoublingMaxBytes, groupId, maxEarlyBytes);
+        return Objects.hash(deadline, segmentBytes, algorithm, halvingDoublingMaxBytes, groupId, maxEarlyBytes, segmentsInFlight);
     }
 
     @Override
     public String toString() {
         return "CollectiveOptions{deadline=" + deadline + ", segmentBytes=" + segmentBytes + ", algorithm=" + algorithm
                 + ", halvingDoublingMaxBytes=" + halvingDoublingMaxBytes + ", groupId=" + groupId
-                + ", maxEarlyBytes=" + maxEarlyBytes + "}";
+                + ", maxEarlyBytes=" + maxEarlyBytes + ", segmentsInFlight=" + segmentsInFlight + "}";
     }
 }

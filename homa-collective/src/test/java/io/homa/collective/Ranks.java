@@ -48,12 +48,27 @@ final class Ranks implements AutoCloseable {
         }
     }
 
-    /** Starts the operation on every rank, each from its own thread, and returns the futures. */
+    /** Starts the operation on every rank, each from a thread of its own (as ranks are separate processes), and returns the futures. */
     List<CompletableFuture<Void>> start(IntFunction<CompletableFuture<Void>> op) {
         List<CompletableFuture<Void>> fs = new ArrayList<>();
         for (int r = 0; r < groups.size(); r++) {
             int rank = r;
-            fs.add(CompletableFuture.supplyAsync(() -> op.apply(rank)).thenCompose(f -> f));
+            CompletableFuture<Void> f = new CompletableFuture<>();
+            Thread t = new Thread(() -> {
+                try {
+                    op.apply(rank).whenComplete((v, e) -> {
+                        if (e != null) {
+                            f.completeExceptionally(e);
+                        } else {
+                            f.complete(null);
+                        }
+                    });
+                } catch (RuntimeException e) {
+                    f.completeExceptionally(e);
+                }
+            }, "rank-" + rank);
+            t.start();
+            fs.add(f);
         }
         return fs;
     }

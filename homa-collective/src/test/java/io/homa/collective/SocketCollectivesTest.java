@@ -117,7 +117,8 @@ class SocketCollectivesTest {
             List<CompletableFuture<Void>> fs = ranks.start(r -> ranks.groups.get(r).allReduce(f[r], ReduceOp.SUM));
             // Rank 3 dies once the operation is under way (it has received segments).
             Loopback.await(Duration.ofSeconds(20), () -> ranks.groups.get(3).stats().messagesReceived() > 0,
-                    () -> "rank 3 never received a segment");
+                    () -> "rank 3 never received a segment; stats " + ranks.groups.stream().map(CollectiveGroup::stats).toList()
+                            + ", futures " + fs);
             ranks.groups.get(3).close();
             if (t == Ranks.Transport.HOMA) {
                 ranks.sockets.get(3).close();

@@ -38,6 +38,7 @@ public final class Group implements CollectiveGroup, Link.Inbound {
     final int size;
     final int rank;
     final int groupId;
+    final int segmentsInFlight;
     private final CollectiveOptions options;
     private final Map<ScheduleKey, Schedule> schedules = new ConcurrentHashMap<>();
     private long nextSeq;
@@ -64,6 +65,7 @@ public final class Group implements CollectiveGroup, Link.Inbound {
         this.size = size;
         this.rank = rank;
         this.groupId = options.groupId();
+        this.segmentsInFlight = options.segmentsInFlight();
         this.options = options;
         link.start(this);
     }

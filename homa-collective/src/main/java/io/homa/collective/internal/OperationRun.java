@@ -16,7 +16,10 @@ import java.util.concurrent.CompletableFuture;
  * One operation on one rank: runs its {@link Schedule} against a {@link Vector}, sending each
  * segment as soon as the segments it carries have arrived, and combining or copying each arriving
  * segment as soon as the sends it would overwrite have left (one that comes earlier waits, parked).
- * The operation is done when every receive is applied and every send acknowledged.
+ * The operation is done when every receive is applied and every send acknowledged. At most
+ * {@link io.homa.collective.CollectiveOptions#segmentsInFlight()} segments are unacknowledged per
+ * peer: a step's many segments would otherwise arrive at once and queue behind the peer's
+ * handlers (Homa's overload control refuses such a flood).
  *
  * <p>Thread-safety: messages, acknowledgements and the deadline arrive on the link's threads; the
  * state is guarded by this object's lock, and sends and the future's completion happen outside it.
@@ -43,6 +46,10 @@ final class OperationRun {
     private Link.Timer deadlineTimer;
     private final long deadlineAt;
     private final long deadlineNanos;
+    /** Sends whose segments may go, waiting for room in their peer's window (serialized only when they leave). */
+    private final java.util.ArrayDeque<Transfer>[] ready;
+    private final int[] inFlight;
+    private final int window;
 
     OperationRun(Group group, long opSeq, OpDescriptor op, Vector vector, Schedule schedule, Runnable onSuccess,
                  long deadlineNanos) {
@@ -50,6 +57,11 @@ final class OperationRun {
         // Set before any message can arrive: segments that arrived early may send before start().
         this.deadlineAt = group.link.nanoTime() + deadlineNanos;
         this.deadlineNanos = deadlineNanos;
+        this.window = group.segmentsInFlight;
+        @SuppressWarnings("unchecked")
+        java.util.ArrayDeque<Transfer>[] queues = new java.util.ArrayDeque[group.size];
+        this.ready = queues;
+        this.inFlight = new int[group.size];
         this.opSeq = opSeq;
         this.op = op;
         this.vector = vector;
@@ -75,7 +87,7 @@ final class OperationRun {
             }
             for (Transfer t : schedule.transfers) {
                 if (t.send && t.deps.length == 0) {
-                    serialize(t, out);
+                    enqueue(t, out);
                 }
             }
             complete = remaining == 0;
@@ -171,13 +183,32 @@ final class OperationRun {
             if (--unmet[d] == 0) {
                 Transfer next = schedule.transfers[d];
                 if (next.send) {
-                    serialize(next, out);
+                    enqueue(next, out);
                 } else if (parked[d] != null) {
                     ByteBuf p = parked[d];
                     parked[d] = null;
                     apply(next, p, out);
                 }
             }
+        }
+    }
+
+    // Under the lock: a send may go; it leaves now if its peer's window has room, else when an acknowledgement makes room.
+    private void enqueue(Transfer t, List<Outgoing> out) {
+        java.util.ArrayDeque<Transfer> q = ready[t.peer];
+        if (q == null) {
+            q = ready[t.peer] = new java.util.ArrayDeque<>();
+        }
+        q.add(t);
+        dispatch(t.peer, out);
+    }
+
+    // Under the lock: sends what the peer's window has room for.
+    private void dispatch(int peer, List<Outgoing> out) {
+        java.util.ArrayDeque<Transfer> q = ready[peer];
+        while (q != null && !q.isEmpty() && inFlight[peer] < window && !finished) {
+            inFlight[peer]++;
+            serialize(q.poll(), out);
         }
     }
 
@@ -214,6 +245,7 @@ final class OperationRun {
             return;
         }
         boolean complete;
+        List<Outgoing> out = new ArrayList<>();
         synchronized (this) {
             if (finished || done[t.index]) {
                 return;
@@ -221,7 +253,10 @@ final class OperationRun {
             done[t.index] = true;
             remaining--;
             complete = remaining == 0;
+            inFlight[t.peer]--;
+            dispatch(t.peer, out);
         }
+        transmit(out);
         if (complete) {
             succeed();
         }

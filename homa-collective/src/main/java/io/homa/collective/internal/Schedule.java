@@ -79,16 +79,24 @@ public final class Schedule {
             Transfer[] ts = list.toArray(new Transfer[0]);
             int[][] dependents = new int[ts.length][];
             int[] dependentCount = new int[ts.length];
+            // Per step, its sends and its receives in the order added: each a step's block split
+            // into segments, so sorted by offset (binary search finds the overlapping ones).
+            java.util.TreeMap<Integer, Step> sendsByStep = new java.util.TreeMap<>();
+            java.util.TreeMap<Integer, Step> receivesByStep = new java.util.TreeMap<>();
+            for (Transfer t : ts) {
+                (t.send ? sendsByStep : receivesByStep).computeIfAbsent(t.step, k -> new Step()).list.add(t);
+            }
+            sendsByStep.values().forEach(Step::seal);
+            receivesByStep.values().forEach(Step::seal);
             int[] scratch = new int[ts.length];
             for (Transfer t : ts) {
                 int n = 0;
-                for (Transfer u : ts) {
-                    if (u.step >= t.step) {
-                        continue;
-                    }
-                    boolean needed = t.send ? !u.send : (u.send || !t.reduce);
-                    if (needed && t.overlaps(u)) {
-                        scratch[n++] = u.index;
+                if (t.send) {
+                    n = overlapping(receivesByStep.headMap(t.step), t, scratch, n);
+                } else {
+                    n = overlapping(sendsByStep.headMap(t.step), t, scratch, n);
+                    if (!t.reduce) {
+                        n = overlapping(receivesByStep.headMap(t.step), t, scratch, n);
                     }
                 }
                 t.deps = Arrays.copyOf(scratch, n);
@@ -109,6 +117,54 @@ public final class Schedule {
                 t.dependents = dependents[t.index];
             }
             return new Schedule(ts);
+        }
+
+        /** Adds to {@code out} the transfers of {@code earlier} steps that overlap {@code t}; returns the new count. */
+        private static int overlapping(Map<Integer, Step> earlier, Transfer t, int[] out, int n) {
+            for (Step st : earlier.values()) {
+                List<Transfer> step = st.list;
+                if (t.count == 0 || !st.sorted) {
+                    for (Transfer u : step) {
+                        if (t.overlaps(u)) {
+                            out[n++] = u.index;
+                        }
+                    }
+                    continue;
+                }
+                // The first segment that ends after t starts, then on while segments start before t ends.
+                int lo = 0;
+                int hi = step.size();
+                while (lo < hi) {
+                    int mid = (lo + hi) >>> 1;
+                    Transfer u = step.get(mid);
+                    if (u.offset + u.count <= t.offset) {
+                        lo = mid + 1;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                for (int i = lo; i < step.size() && step.get(i).offset < t.offset + t.count; i++) {
+                    out[n++] = step.get(i).index;
+                }
+            }
+            return n;
+        }
+
+        /** One step's sends or receives, and whether they are non-empty segments in increasing offset order (the binary search's premise). */
+        private static final class Step {
+            final List<Transfer> list = new ArrayList<>();
+            boolean sorted;
+
+            void seal() {
+                sorted = true;
+                for (int i = 0; i < list.size(); i++) {
+                    Transfer u = list.get(i);
+                    if (u.count == 0 || (i > 0 && list.get(i - 1).offset + list.get(i - 1).count > u.offset)) {
+                        sorted = false;
+                        return;
+                    }
+                }
+            }
         }
     }
 }
