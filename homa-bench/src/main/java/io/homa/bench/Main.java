@@ -80,7 +80,7 @@ public final class Main {
                       A flood of calls on a slow server JVM (default configuration): what succeeds against the
                       handlers' capacity, how the rest fail, a new call after it (docs/security.md).
                   java -jar homa-bench.jar collective [--op allreduce|broadcast|allgather|reducescatter] [--ranks 4]
-                      [--transports homa,tcp] [--sizes 8,1K,1M | --min 8 --max 32M] [--sim [--sim-ranks 16,64]] [--out DIR]
+                      [--transports homa,homa-inline,tcp] [--sizes 8,1K,1M | --min 8 --max 32M] [--sim [--sim-ranks 16,64]] [--out DIR]
                       Collectives over Homa and TCP in nccl-tests' terms (time, algbw, busbw, every result
                       checked): ranks in this JVM on loopback, or the simulated datacenter (docs/collectives.md).
                   java -jar homa-bench.jar <JMH regex> [JMH options]

@@ -24,7 +24,7 @@ import java.util.Map;
  *
  * <pre>
  * java -jar homa-bench.jar collective [--op allreduce|broadcast|allgather|reducescatter] [--ranks 4]
- *     [--transports homa,tcp] [--sizes 8,1K,1M | --min 8 --max 32M] [--out DIR]
+ *     [--transports homa,homa-inline,tcp] [--sizes 8,1K,1M | --min 8 --max 32M] [--out DIR]
  * java -jar homa-bench.jar collective --sim [--sim-ranks 16,64] [--sizes 100M] [--out DIR]
  * </pre>
  */
@@ -35,7 +35,7 @@ public final class CollectiveCommand {
     public static int execute(String[] args, PrintStream out) {
         String op = "allreduce";
         int ranks = 4;
-        List<String> transports = List.of("homa", "tcp");
+        List<String> transports = List.of("homa", "homa-inline", "tcp");
         List<Long> sizes = null;
         long min = 8;
         long max = 32L << 20;
@@ -93,7 +93,7 @@ public final class CollectiveCommand {
     }
 
     static String usage() {
-        return "collective [--op allreduce|broadcast|allgather|reducescatter] [--ranks 4] [--transports homa,tcp]"
+        return "collective [--op allreduce|broadcast|allgather|reducescatter] [--ranks 4] [--transports homa,homa-inline,tcp]"
                 + " [--sizes 8,1K,1M | --min 8 --max 32M] [--sim [--sim-ranks 16,64]] [--out DIR]";
     }
 

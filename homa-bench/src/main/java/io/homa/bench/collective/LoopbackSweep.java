@@ -39,9 +39,12 @@ final class LoopbackSweep {
         CollectiveOptions options = CollectiveOptions.defaults();
         List<CollectiveGroup> groups = new ArrayList<>();
         try {
-            if (transport.equals("homa")) {
+            if (transport.equals("homa") || transport.equals("homa-inline")) {
                 for (int i = 0; i < n; i++) {
-                    HomaSocket s = HomaSocket.open(HomaConfig.builder().bindAddress(new InetSocketAddress(NettyIo.HOST, 0)).build());
+                    // homa: the default configuration; homa-inline: the group's handler (which never
+                    // blocks) runs on the socket's event loop, not on its handler executor.
+                    HomaSocket s = HomaSocket.open(HomaConfig.builder().bindAddress(new InetSocketAddress(NettyIo.HOST, 0))
+                            .inlineExecution(transport.equals("homa-inline")).build());
                     sockets.add(s);
                     members.add(new InetSocketAddress(NettyIo.HOST, s.localAddress().getPort()));
                 }
@@ -56,7 +59,7 @@ final class LoopbackSweep {
                     groups.add(CollectiveGroup.overTcp(members, r, options));
                 }
             } else {
-                throw new IllegalArgumentException("--transports takes homa and tcp, not " + transport);
+                throw new IllegalArgumentException("--transports takes homa, homa-inline and tcp, not " + transport);
             }
             long warmEnd = System.nanoTime() + 2_000_000_000L;
             while (System.nanoTime() < warmEnd) {

@@ -61,6 +61,10 @@ final class SimSweep {
                         default -> g.allReduce(b, ReduceOp.SUM);
                     });
                 }
+                long[] finishedAt = {start};
+                for (CompletableFuture<Void> f : fs) {
+                    f.whenComplete((v, e) -> finishedAt[0] = Math.max(finishedAt[0], dc.now())); // virtual time
+                }
                 long limit = start + 600 * SECOND;
                 while (!fs.stream().allMatch(CompletableFuture::isDone) && dc.now() < limit && !dc.idle()) {
                     dc.runUntil(dc.now() + 1_000_000);
@@ -68,7 +72,7 @@ final class SimSweep {
                 for (CompletableFuture<Void> f : fs) {
                     f.join();
                 }
-                double ms = (dc.now() - start) / 1e6;
+                double ms = (finishedAt[0] - start) / 1e6;
                 long bytes = elements * 4L;
                 double boundMs = CollectiveCommand.busFactor(op, n) * bytes * 8 / (double) topo.hostLinkBitsPerSecond * 1e3;
                 double busbw = bytes * CollectiveCommand.busFactor(op, n) / (ms * 1e6);

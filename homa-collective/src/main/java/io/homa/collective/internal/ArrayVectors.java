@@ -4,8 +4,19 @@ import io.homa.collective.DataType;
 import io.homa.collective.ReduceOp;
 import io.netty.buffer.ByteBuf;
 
-/** {@link Vector}s over Java arrays: the caller's array is read and written in place. */
+import java.nio.DoubleBuffer;
+import java.nio.FloatBuffer;
+import java.nio.IntBuffer;
+import java.nio.LongBuffer;
+
+/**
+ * {@link Vector}s over Java arrays: the caller's array is read and written in place. Elements move
+ * in bulk through NIO views of the message's memory (big-endian, as on the wire), and arriving
+ * segments are combined a chunk at a time from a small scratch array (a loop the JIT vectorizes).
+ */
 public final class ArrayVectors {
+    private static final int CHUNK = 2048;
+
     private ArrayVectors() {
     }
 
@@ -30,27 +41,31 @@ public final class ArrayVectors {
         public int elements() { return a.length; }
 
         public void writeTo(ByteBuf out, int from, int count) {
-            out.ensureWritable(count * 4);
-            for (int i = from, end = from + count; i < end; i++) {
-                out.writeFloat(a[i]);
-            }
+            int bytes = count * 4;
+            out.ensureWritable(bytes);
+            out.nioBuffer(out.writerIndex(), bytes).asFloatBuffer().put(a, from, count);
+            out.writerIndex(out.writerIndex() + bytes);
         }
 
         public void combine(ByteBuf in, int from, int count, ReduceOp op) {
-            int r = in.readerIndex();
-            int end = from + count;
-            switch (op) {
-                case SUM -> { for (int i = from; i < end; i++, r += 4) a[i] += in.getFloat(r); }
-                case MIN -> { for (int i = from; i < end; i++, r += 4) a[i] = Math.min(a[i], in.getFloat(r)); }
-                case MAX -> { for (int i = from; i < end; i++, r += 4) a[i] = Math.max(a[i], in.getFloat(r)); }
+            FloatBuffer src = in.nioBuffer(in.readerIndex(), count * 4).asFloatBuffer();
+            float[] tmp = new float[Math.min(count, CHUNK)];
+            for (int done = 0; done < count; done += tmp.length) {
+                int n = Math.min(tmp.length, count - done);
+                src.get(tmp, 0, n);
+                int base = from + done;
+                switch (op) {
+                    case SUM -> { for (int i = 0; i < n; i++) a[base + i] += tmp[i]; }
+                    case MIN -> { for (int i = 0; i < n; i++) a[base + i] = Math.min(a[base + i], tmp[i]); }
+                    case MAX -> { for (int i = 0; i < n; i++) a[base + i] = Math.max(a[base + i], tmp[i]); }
+                }
             }
             in.skipBytes(count * 4);
         }
 
         public void copyFrom(ByteBuf in, int from, int count) {
-            for (int i = from, end = from + count; i < end; i++) {
-                a[i] = in.readFloat();
-            }
+            in.nioBuffer(in.readerIndex(), count * 4).asFloatBuffer().get(a, from, count);
+            in.skipBytes(count * 4);
         }
     }
 
@@ -59,27 +74,31 @@ public final class ArrayVectors {
         public int elements() { return a.length; }
 
         public void writeTo(ByteBuf out, int from, int count) {
-            out.ensureWritable(count * 8);
-            for (int i = from, end = from + count; i < end; i++) {
-                out.writeDouble(a[i]);
-            }
+            int bytes = count * 8;
+            out.ensureWritable(bytes);
+            out.nioBuffer(out.writerIndex(), bytes).asDoubleBuffer().put(a, from, count);
+            out.writerIndex(out.writerIndex() + bytes);
         }
 
         public void combine(ByteBuf in, int from, int count, ReduceOp op) {
-            int r = in.readerIndex();
-            int end = from + count;
-            switch (op) {
-                case SUM -> { for (int i = from; i < end; i++, r += 8) a[i] += in.getDouble(r); }
-                case MIN -> { for (int i = from; i < end; i++, r += 8) a[i] = Math.min(a[i], in.getDouble(r)); }
-                case MAX -> { for (int i = from; i < end; i++, r += 8) a[i] = Math.max(a[i], in.getDouble(r)); }
+            DoubleBuffer src = in.nioBuffer(in.readerIndex(), count * 8).asDoubleBuffer();
+            double[] tmp = new double[Math.min(count, CHUNK)];
+            for (int done = 0; done < count; done += tmp.length) {
+                int n = Math.min(tmp.length, count - done);
+                src.get(tmp, 0, n);
+                int base = from + done;
+                switch (op) {
+                    case SUM -> { for (int i = 0; i < n; i++) a[base + i] += tmp[i]; }
+                    case MIN -> { for (int i = 0; i < n; i++) a[base + i] = Math.min(a[base + i], tmp[i]); }
+                    case MAX -> { for (int i = 0; i < n; i++) a[base + i] = Math.max(a[base + i], tmp[i]); }
+                }
             }
             in.skipBytes(count * 8);
         }
 
         public void copyFrom(ByteBuf in, int from, int count) {
-            for (int i = from, end = from + count; i < end; i++) {
-                a[i] = in.readDouble();
-            }
+            in.nioBuffer(in.readerIndex(), count * 8).asDoubleBuffer().get(a, from, count);
+            in.skipBytes(count * 8);
         }
     }
 
@@ -88,27 +107,31 @@ public final class ArrayVectors {
         public int elements() { return a.length; }
 
         public void writeTo(ByteBuf out, int from, int count) {
-            out.ensureWritable(count * 4);
-            for (int i = from, end = from + count; i < end; i++) {
-                out.writeInt(a[i]);
-            }
+            int bytes = count * 4;
+            out.ensureWritable(bytes);
+            out.nioBuffer(out.writerIndex(), bytes).asIntBuffer().put(a, from, count);
+            out.writerIndex(out.writerIndex() + bytes);
         }
 
         public void combine(ByteBuf in, int from, int count, ReduceOp op) {
-            int r = in.readerIndex();
-            int end = from + count;
-            switch (op) {
-                case SUM -> { for (int i = from; i < end; i++, r += 4) a[i] += in.getInt(r); }
-                case MIN -> { for (int i = from; i < end; i++, r += 4) a[i] = Math.min(a[i], in.getInt(r)); }
-                case MAX -> { for (int i = from; i < end; i++, r += 4) a[i] = Math.max(a[i], in.getInt(r)); }
+            IntBuffer src = in.nioBuffer(in.readerIndex(), count * 4).asIntBuffer();
+            int[] tmp = new int[Math.min(count, CHUNK)];
+            for (int done = 0; done < count; done += tmp.length) {
+                int n = Math.min(tmp.length, count - done);
+                src.get(tmp, 0, n);
+                int base = from + done;
+                switch (op) {
+                    case SUM -> { for (int i = 0; i < n; i++) a[base + i] += tmp[i]; }
+                    case MIN -> { for (int i = 0; i < n; i++) a[base + i] = Math.min(a[base + i], tmp[i]); }
+                    case MAX -> { for (int i = 0; i < n; i++) a[base + i] = Math.max(a[base + i], tmp[i]); }
+                }
             }
             in.skipBytes(count * 4);
         }
 
         public void copyFrom(ByteBuf in, int from, int count) {
-            for (int i = from, end = from + count; i < end; i++) {
-                a[i] = in.readInt();
-            }
+            in.nioBuffer(in.readerIndex(), count * 4).asIntBuffer().get(a, from, count);
+            in.skipBytes(count * 4);
         }
     }
 
@@ -117,27 +140,31 @@ public final class ArrayVectors {
         public int elements() { return a.length; }
 
         public void writeTo(ByteBuf out, int from, int count) {
-            out.ensureWritable(count * 8);
-            for (int i = from, end = from + count; i < end; i++) {
-                out.writeLong(a[i]);
-            }
+            int bytes = count * 8;
+            out.ensureWritable(bytes);
+            out.nioBuffer(out.writerIndex(), bytes).asLongBuffer().put(a, from, count);
+            out.writerIndex(out.writerIndex() + bytes);
         }
 
         public void combine(ByteBuf in, int from, int count, ReduceOp op) {
-            int r = in.readerIndex();
-            int end = from + count;
-            switch (op) {
-                case SUM -> { for (int i = from; i < end; i++, r += 8) a[i] += in.getLong(r); }
-                case MIN -> { for (int i = from; i < end; i++, r += 8) a[i] = Math.min(a[i], in.getLong(r)); }
-                case MAX -> { for (int i = from; i < end; i++, r += 8) a[i] = Math.max(a[i], in.getLong(r)); }
+            LongBuffer src = in.nioBuffer(in.readerIndex(), count * 8).asLongBuffer();
+            long[] tmp = new long[Math.min(count, CHUNK)];
+            for (int done = 0; done < count; done += tmp.length) {
+                int n = Math.min(tmp.length, count - done);
+                src.get(tmp, 0, n);
+                int base = from + done;
+                switch (op) {
+                    case SUM -> { for (int i = 0; i < n; i++) a[base + i] += tmp[i]; }
+                    case MIN -> { for (int i = 0; i < n; i++) a[base + i] = Math.min(a[base + i], tmp[i]); }
+                    case MAX -> { for (int i = 0; i < n; i++) a[base + i] = Math.max(a[base + i], tmp[i]); }
+                }
             }
             in.skipBytes(count * 8);
         }
 
         public void copyFrom(ByteBuf in, int from, int count) {
-            for (int i = from, end = from + count; i < end; i++) {
-                a[i] = in.readLong();
-            }
+            in.nioBuffer(in.readerIndex(), count * 8).asLongBuffer().get(a, from, count);
+            in.skipBytes(count * 8);
         }
     }
 }
