@@ -72,7 +72,7 @@ final class LoopbackSweep {
             List<Object> results = new ArrayList<>();
             for (long size : sizes) {
                 int elements = (int) Math.max(1, size / 4);
-                int iters = (int) Math.max(5, Math.min(200, (256L << 20) / Math.max(1, size)));
+                int iters = (int) Math.max(5, Math.min(100, (64L << 20) / Math.max(1, size)));
                 measure(groups, op, elements, Math.max(2, iters / 10), false);
                 long[] t = measure(groups, op, elements, iters, true);
                 Arrays.sort(t);
