@@ -29,8 +29,9 @@ import java.util.concurrent.CompletableFuture;
  * <p><b>Threads:</b> operations may be called from any thread, and several may run at once
  * (overlapped, as data-parallel training overlaps gradient buckets), but every rank must call them
  * in the same order: the n-th call on one rank meets the n-th call on the others. The futures
- * complete on the transport's threads (Homa's handler executor, TCP's event loop): chain blocking
- * work with the {@code *Async} methods.
+ * complete on the transport's threads (Homa's handler executor or event loop, TCP's event loop;
+ * a Homa group's deadline failures on the JVM's one {@code homa-collective-timer} thread): chain
+ * blocking work with the {@code *Async} methods.
  *
  * <p><b>Failures:</b> a future fails with {@link CollectiveTimeoutException} when the operation's
  * deadline ({@link CollectiveOptions#deadline()}) passes (a rank died, stalled or never called),
@@ -47,13 +48,20 @@ public interface CollectiveGroup extends AutoCloseable {
      * to {@code members.get(rank)}. Closing the group does not close the socket.
      *
      * @param members every rank's socket address, indexed by rank (the same list on every rank)
-     * @throws IllegalArgumentException if an argument is null or {@code rank} is out of range
+     * @throws IllegalArgumentException if an argument is null, {@code rank} is out of range, or a
+     *         segment's message would exceed the socket's {@code maxMessageLength}
      */
     static CollectiveGroup overHoma(HomaSocket socket, List<InetSocketAddress> members, int rank,
                                     CollectiveOptions options) {
         Group.check(members, rank, options);
         if (socket == null) {
             throw new IllegalArgumentException("socket must not be null");
+        }
+        int largest = options.segmentBytes() + io.homa.collective.internal.MessageHeader.LENGTH;
+        if (largest > socket.config().maxMessageLength()) {
+            throw new IllegalArgumentException("a segment's message (" + options.segmentBytes() + " + 48 header bytes) exceeds"
+                    + " the socket's maxMessageLength " + socket.config().maxMessageLength()
+                    + ": lower CollectiveOptions.segmentBytes or raise HomaConfig.maxMessageLength");
         }
         return new Group(new HomaLink(socket, members, rank), members.size(), rank, options);
     }

@@ -5,8 +5,9 @@ import java.util.Objects;
 
 /**
  * How a {@link CollectiveGroup} runs its operations. Immutable; start from {@link #defaults()}.
- * Every rank of a group must use the same segment size, algorithm and group id (they decide the
- * schedule of messages).
+ * Every rank of a group must use the same segment size, algorithm, halving-doubling limit and
+ * group id (they decide the schedule of messages; ranks that differ fail with
+ * {@link CollectiveMismatchException}).
  */
 public final class CollectiveOptions {
     private static final CollectiveOptions DEFAULTS = new CollectiveOptions(Duration.ofSeconds(60), 1 << 20,
@@ -46,8 +47,9 @@ public final class CollectiveOptions {
 
     /**
      * The largest message (bytes of elements): a step's data travels in segments of at most this
-     * many bytes, pipelined (the next step forwards a segment as soon as it arrived). Homa messages
-     * are bounded by {@code HomaConfig.maxMessageLength()}.
+     * many bytes, pipelined (the next step forwards a segment as soon as it arrived). Each
+     * message is a 48-byte header and a segment, so over Homa {@code segmentBytes + 48} must not
+     * exceed {@code HomaConfig.maxMessageLength()} ({@link CollectiveGroup#overHoma} checks).
      */
     public int segmentBytes() {
         return segmentBytes;
@@ -62,7 +64,10 @@ public final class CollectiveOptions {
         return halvingDoublingMaxBytes;
     }
 
-    /** Tells groups sharing addresses apart: a message of another group id is refused (a mismatch). */
+    /**
+     * Every message carries it: a message from a rank of another group (a misconfigured member
+     * list, a stale process on a reused port) is refused as a mismatch. One socket serves one group.
+     */
     public int groupId() {
         return groupId;
     }
@@ -75,10 +80,10 @@ public final class CollectiveOptions {
         return maxEarlyBytes;
     }
 
-    /** @throws IllegalArgumentException if {@code v} is null, zero or negative */
+    /** @throws IllegalArgumentException if {@code v} is null, zero, negative or above 100 days */
     public CollectiveOptions withDeadline(Duration v) {
-        if (v == null || v.isZero() || v.isNegative()) {
-            throw new IllegalArgumentException("deadline must be positive, not " + v);
+        if (v == null || v.isZero() || v.isNegative() || v.compareTo(Duration.ofDays(100)) > 0) {
+            throw new IllegalArgumentException("deadline must be positive and at most 100 days, not " + v);
         }
         return new CollectiveOptions(v, segmentBytes, algorithm, halvingDoublingMaxBytes, groupId, maxEarlyBytes, segmentsInFlight);
     }
@@ -120,8 +125,9 @@ public final class CollectiveOptions {
     }
 
     /**
-     * Most segments sent to one peer and not yet acknowledged: the pipeline's depth. A step's
-     * further segments wait on this rank (not yet copied out of the caller's buffer) until one is
+     * Most segments one operation has sent to one peer and not yet had acknowledged: the
+     * pipeline's depth (operations running at once each have their own). A step's further
+     * segments wait on this rank (not yet copied out of the caller's buffer) until one is
      * acknowledged.
      */
     public int segmentsInFlight() {

@@ -188,6 +188,12 @@ class SocketCollectivesTest {
                 odd.release();
             }
             assertThrows(IllegalArgumentException.class, () -> CollectiveOptions.defaults().withSegmentBytes(10));
+            assertThrows(IllegalArgumentException.class, () -> CollectiveOptions.defaults().withDeadline(Duration.ofDays(1_000)));
+            try (HomaSocket small = HomaSocket.open(Loopback.config().maxMessageLength(1 << 20).build())) {
+                assertTrue(assertThrows(IllegalArgumentException.class, () -> CollectiveGroup.overHoma(small,
+                        List.of(Loopback.addressOf(small)), 0, CollectiveOptions.defaults())).getMessage().contains("maxMessageLength"),
+                        "a 1 MiB segment and its header do not fit a 1 MiB message");
+            }
             assertEquals(0, g.stats().operations(), "no operation started");
         }
     }

@@ -46,6 +46,9 @@ public final class Group implements CollectiveGroup, Link.Inbound {
     private final Map<Long, OperationRun> active = new HashMap<>();
     private final Map<Long, List<Early>> early = new HashMap<>();
     private long earlyBytes;
+    private int earlyMessages;
+    /** Messages held for operations not started yet, whatever their size (a flood of empty ones is refused too). */
+    private static final int MAX_EARLY_MESSAGES = 1 << 20;
     private final Map<Long, String> recentFailures = new LinkedHashMap<>(16, 0.75f, false) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<Long, String> e) {
@@ -157,7 +160,7 @@ public final class Group implements CollectiveGroup, Link.Inbound {
             throw new IllegalArgumentException("root " + root + " is not in [0, " + size + ")");
         }
         int seg = segmentElements(v.type());
-        int segments = (v.elements() + seg - 1) / seg;
+        long segments = ((long) v.elements() + seg - 1) / seg;
         // A chain moves the data once per rank, a tree log2(n) times from the root: the chain wins
         // once the segments outnumber the tree's depth.
         boolean chain = size > 2 && segments > 32 - Integer.numberOfLeadingZeros(size - 1);
@@ -180,16 +183,18 @@ public final class Group implements CollectiveGroup, Link.Inbound {
         }
         OperationRun run;
         List<Early> waiting;
+        long deadlineNanos = options.deadline().toNanos(); // CollectiveOptions keeps it within a long's nanoseconds
         synchronized (this) {
             if (closed) {
                 return CompletableFuture.failedFuture(new CollectiveException("the group is closed"));
             }
-            run = new OperationRun(this, nextSeq++, d, v, s, onSuccess, options.deadline().toNanos());
+            run = new OperationRun(this, nextSeq++, d, v, s, onSuccess, deadlineNanos);
             active.put(run.opSeq, run);
             waiting = early.remove(run.opSeq);
             if (waiting != null) {
                 for (Early e : waiting) {
                     earlyBytes -= e.bytes;
+                    earlyMessages--;
                 }
             }
         }
@@ -282,12 +287,15 @@ public final class Group implements CollectiveGroup, Link.Inbound {
                 } else if (h.opSeq >= nextSeq) {
                     if (h.opSeq - nextSeq > MAX_AHEAD) {
                         failure = "operation " + h.opSeq + " is too far ahead of rank " + rank + "'s " + nextSeq;
-                    } else if (earlyBytes + message.readableBytes() > options.maxEarlyBytes()) {
+                    } else if (earlyBytes + MessageHeader.LENGTH + message.readableBytes() > options.maxEarlyBytes()
+                            || earlyMessages >= MAX_EARLY_MESSAGES) {
                         failure = "rank " + rank + " holds " + earlyBytes + " bytes for operations it has not started"
                                 + " (maxEarlyBytes " + options.maxEarlyBytes() + ")";
                     } else {
-                        earlyBytes += message.readableBytes();
-                        early.computeIfAbsent(h.opSeq, k -> new ArrayList<>()).add(new Early(h, message, message.readableBytes()));
+                        int bytes = MessageHeader.LENGTH + message.readableBytes(); // headers count: empty segments are not free
+                        earlyBytes += bytes;
+                        earlyMessages++;
+                        early.computeIfAbsent(h.opSeq, k -> new ArrayList<>()).add(new Early(h, message, bytes));
                         reply.ok();
                         return;
                     }
@@ -314,6 +322,10 @@ public final class Group implements CollectiveGroup, Link.Inbound {
         refused.increment();
         ReferenceCountUtil.release(message);
         reply.refuse(reason);
+    }
+
+    void countRefused() {
+        refused.increment();
     }
 
     void countSent(int bytes) {
@@ -351,6 +363,7 @@ public final class Group implements CollectiveGroup, Link.Inbound {
             }
             early.clear();
             earlyBytes = 0;
+            earlyMessages = 0;
         }
         for (OperationRun r : running) {
             r.fail(new CollectiveException("the group is closed"));

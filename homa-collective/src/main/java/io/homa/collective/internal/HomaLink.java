@@ -10,6 +10,7 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Segments as Homa RPCs: each is one request (its ByteBuf sent without a copy), answered with an
@@ -41,7 +42,14 @@ public final class HomaLink implements Link {
             callback.done(new IllegalStateException("the group is closed"), null);
             return;
         }
-        socket.call(members[peer], message, Duration.ofNanos(timeoutNanos)).whenComplete((response, failure) -> {
+        CompletableFuture<ByteBuf> call;
+        try {
+            call = socket.call(members[peer], message, Duration.ofNanos(timeoutNanos)); // releases message if it throws
+        } catch (RuntimeException e) {
+            callback.done(e, null);
+            return;
+        }
+        call.whenComplete((response, failure) -> {
             if (failure != null) {
                 callback.done(failure, null);
                 return;

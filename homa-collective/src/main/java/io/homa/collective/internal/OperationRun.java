@@ -39,6 +39,8 @@ final class OperationRun {
     final CompletableFuture<Void> future = new CompletableFuture<>();
     private final int[] unmet;
     private final boolean[] done;
+    /** Sends serialized (handed to the link). */
+    private final boolean[] sent;
     private final ByteBuf[] parked;
     private int remaining;
     private boolean finished;
@@ -70,6 +72,7 @@ final class OperationRun {
         Transfer[] ts = schedule.transfers;
         unmet = new int[ts.length];
         done = new boolean[ts.length];
+        sent = new boolean[ts.length];
         parked = new ByteBuf[ts.length];
         for (Transfer t : ts) {
             unmet[t.index] = t.deps.length;
@@ -146,6 +149,7 @@ final class OperationRun {
             }
         }
         if (refusal != null) {
+            group.countRefused();
             reply.refuse(refusal);
         } else {
             reply.ok();
@@ -219,6 +223,7 @@ final class OperationRun {
         MessageHeader.write(m, group.groupId, group.rank, group.size, opSeq, op, t.step, t.offset, t.count);
         vector.writeTo(m, t.offset, t.count);
         out.add(new Outgoing(t, m));
+        sent[t.index] = true;
         release(t, out);
     }
 
@@ -239,7 +244,7 @@ final class OperationRun {
         }
         if (refusal != null) {
             String reason = refusal.isEmpty() ? "" : refusal.substring(1);
-            fail(refusal.charAt(0) == MISMATCH
+            fail(!refusal.isEmpty() && refusal.charAt(0) == MISMATCH
                     ? new CollectiveMismatchException("rank " + t.peer + " refused: " + reason)
                     : new CollectivePeerException(t.peer, "rank " + t.peer + " refused: " + reason, null));
             return;
@@ -265,12 +270,14 @@ final class OperationRun {
     private void deadlinePassed() {
         List<Integer> missing;
         synchronized (this) {
-            if (finished) {
-                return;
+            if (finished || remaining == 0) {
+                return; // done (succeed() is on its way)
             }
+            // The peers at fault: receives not arrived, sends that left and were not acknowledged
+            // (not sends still waiting on this rank's own receives).
             TreeSet<Integer> ranks = new TreeSet<>();
             for (Transfer t : schedule.transfers) {
-                if (!done[t.index] && parked[t.index] == null) {
+                if (!done[t.index] && parked[t.index] == null && (!t.send || sent[t.index])) {
                     ranks.add(t.peer);
                 }
             }
@@ -299,8 +306,8 @@ final class OperationRun {
 
     void fail(CollectiveException e) {
         synchronized (this) {
-            if (finished) {
-                return;
+            if (finished || remaining == 0) {
+                return; // done (succeed() is on its way)
             }
             finished = true;
             failure = e.getMessage();

@@ -68,9 +68,9 @@ public final class Schedule {
                 list.add(new Transfer(list.size(), step, peer, offset, 0, send, reduce));
                 return this;
             }
-            for (int done = 0; done < count; done += segmentElements) {
-                int n = Math.min(segmentElements, count - done);
-                list.add(new Transfer(list.size(), step, peer, offset + done, n, send, reduce));
+            for (long done = 0; done < count; done += segmentElements) { // long: no overflow near 2^31 elements
+                int n = (int) Math.min(segmentElements, count - done);
+                list.add(new Transfer(list.size(), step, peer, (int) (offset + done), n, send, reduce));
             }
             return this;
         }

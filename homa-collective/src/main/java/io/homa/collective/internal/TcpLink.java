@@ -128,11 +128,31 @@ public final class TcpLink implements Link {
     @Override
     public void close() {
         closed = true;
-        server.close().awaitUninterruptibly();
-        for (Connection c : connections) {
-            c.close();
+        // Called from one of our loops (a future's callback), waiting would block or deadlock it.
+        boolean await = true;
+        for (io.netty.util.concurrent.EventExecutor e : loops) {
+            if (e.inEventLoop()) {
+                await = false;
+            }
         }
-        loops.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
+        ChannelFuture f = server.close();
+        if (await) {
+            f.awaitUninterruptibly();
+        }
+        for (Connection c : connections) {
+            c.close(await);
+        }
+        io.netty.util.concurrent.Future<?> down = loops.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        if (await) {
+            down.awaitUninterruptibly();
+        }
+    }
+
+    private static void cancel(Pending p) {
+        ScheduledFuture<?> t = p.timeout;
+        if (t != null) {
+            t.cancel(false);
+        }
     }
 
     @Override
@@ -217,7 +237,8 @@ public final class TcpLink implements Link {
                                 ready = new java.util.ArrayList<>(waiting);
                                 waiting.clear();
                             }
-                            f.channel().closeFuture().addListener(c -> lost());
+                            Channel ch = f.channel();
+                            ch.closeFuture().addListener(c -> lost(ch));
                             ready.forEach(Runnable::run);
                         } else if (!closed && System.nanoTime() + RETRY_NANOS < giveUpAt) {
                             loops.schedule(() -> connect(giveUpAt), RETRY_NANOS, TimeUnit.NANOSECONDS);
@@ -242,14 +263,16 @@ public final class TcpLink implements Link {
         void answered(long id, byte type, String reason) {
             Pending p = pending.remove(id);
             if (p != null) {
-                p.timeout.cancel(false);
-                p.callback.done(null, type == OK ? null : reason);
+                cancel(p);
+                p.callback.done(null, type == OK ? null : reason.isEmpty() ? "F(no reason)" : reason);
             }
         }
 
-        private void lost() {
+        private void lost(Channel closed) {
             synchronized (this) {
-                channel = null;
+                if (channel == closed) {
+                    channel = null;
+                }
             }
             failAll(new IOException("the connection to rank " + peer + " at " + members[peer] + " closed"));
         }
@@ -258,20 +281,23 @@ public final class TcpLink implements Link {
             for (Long id : pending.keySet()) {
                 Pending p = pending.remove(id);
                 if (p != null) {
-                    p.timeout.cancel(false);
+                    cancel(p);
                     p.callback.done(cause == null ? new IOException("cannot connect to rank " + peer) : cause, null);
                 }
             }
         }
 
-        void close() {
+        void close(boolean await) {
             Channel ch;
             synchronized (this) {
                 ch = channel;
                 channel = null;
             }
             if (ch != null) {
-                ch.close().awaitUninterruptibly();
+                io.netty.channel.ChannelFuture f = ch.close();
+                if (await) {
+                    f.awaitUninterruptibly();
+                }
             }
             dropWaiting();
             failAll(new IllegalStateException("the group is closed"));
@@ -280,7 +306,8 @@ public final class TcpLink implements Link {
 
     private static final class Pending {
         final SendCallback callback;
-        ScheduledFuture<?> timeout;
+        /** Set just after the entry is published: readers on other threads may still see null. */
+        volatile ScheduledFuture<?> timeout;
 
         Pending(SendCallback callback) {
             this.callback = callback;
