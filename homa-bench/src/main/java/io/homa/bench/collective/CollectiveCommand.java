@@ -26,6 +26,7 @@ import java.util.Map;
  * java -jar homa-bench.jar collective [--op allreduce|broadcast|allgather|reducescatter] [--ranks 4]
  *     [--transports homa,homa-inline,tcp] [--sizes 8,1K,1M | --min 8 --max 32M] [--out DIR]
  * java -jar homa-bench.jar collective --sim [--sim-ranks 16,64] [--sizes 100M] [--out DIR]
+ * java -jar homa-bench.jar collective --job [--model resnet50|bert-large] [--steps 10] [--compute-ms 100] ...
  * </pre>
  */
 public final class CollectiveCommand {
@@ -42,6 +43,17 @@ public final class CollectiveCommand {
         boolean sim = false;
         List<Integer> simRanks = List.of(16, 64);
         Path dir = null;
+        boolean job = false;
+        long model = RESNET50_BYTES;
+        long bucket = 25L << 20;
+        int steps = 10;
+        double computeMs = 100;
+        int slowRank = -1;
+        double slowFactor = 1.5;
+        double jitter = 0;
+        double coordRate = 1000;
+        boolean synthetic = false;
+        long seed = 1;
         for (int i = 0; i < args.length; i++) {
             String v = i + 1 < args.length ? args[i + 1] : null;
             switch (args[i]) {
@@ -54,6 +66,24 @@ public final class CollectiveCommand {
                 case "--sim" -> sim = true;
                 case "--sim-ranks" -> { simRanks = Arrays.stream(v.split(",")).map(Integer::parseInt).toList(); i++; }
                 case "--out" -> { dir = Path.of(v); i++; }
+                case "--job" -> job = true;
+                case "--model" -> {
+                    model = switch (v.toLowerCase(Locale.ROOT)) {
+                        case "resnet50" -> RESNET50_BYTES;
+                        case "bert-large" -> BERT_LARGE_BYTES;
+                        default -> bytes(v);
+                    };
+                    i++;
+                }
+                case "--bucket" -> { bucket = bytes(v); i++; }
+                case "--steps" -> { steps = Integer.parseInt(v); i++; }
+                case "--compute-ms" -> { computeMs = Double.parseDouble(v); i++; }
+                case "--slow-rank" -> { slowRank = Integer.parseInt(v); i++; }
+                case "--slow-factor" -> { slowFactor = Double.parseDouble(v); i++; }
+                case "--jitter" -> { jitter = Double.parseDouble(v); i++; }
+                case "--coord-rate" -> { coordRate = Double.parseDouble(v); i++; }
+                case "--synthetic" -> synthetic = true;
+                case "--seed" -> { seed = Long.parseLong(v); i++; }
                 case "--help" -> {
                     out.println(usage());
                     return 0;
@@ -66,7 +96,20 @@ public final class CollectiveCommand {
         }
         Map<String, Object> json = new LinkedHashMap<>();
         json.put("op", op);
-        if (sim) {
+        if (job) {
+            if (steps < 2) {
+                throw new IllegalArgumentException("--steps must be at least 2 (step 0 warms up), not " + steps);
+            }
+            JobEmulation.Job j = new JobEmulation.Job(ranks, steps, (long) (computeMs * 1e6), slowRank, slowFactor, jitter,
+                    model, bucket, coordRate, synthetic, seed);
+            json.put("mode", "job");
+            JobEmulation.header(out, j);
+            List<Object> results = new ArrayList<>();
+            for (String t : transports) {
+                results.add(JobEmulation.run(t, j, out));
+            }
+            json.put("results", results);
+        } else if (sim) {
             List<Long> s = sizes != null ? sizes : List.of(100L << 20);
             json.put("mode", "simulator");
             json.put("results", SimSweep.run(op, simRanks, s, out));
@@ -92,9 +135,17 @@ public final class CollectiveCommand {
         return 0;
     }
 
+    /** ResNet-50's 25.6 M parameters in fp32. */
+    static final long RESNET50_BYTES = 25_600_000L * 4;
+    /** BERT-large's 340 M parameters in fp32. */
+    static final long BERT_LARGE_BYTES = 340_000_000L * 4;
+
     static String usage() {
         return "collective [--op allreduce|broadcast|allgather|reducescatter] [--ranks 4] [--transports homa,homa-inline,tcp]"
-                + " [--sizes 8,1K,1M | --min 8 --max 32M] [--sim [--sim-ranks 16,64]] [--out DIR]";
+                + " [--sizes 8,1K,1M | --min 8 --max 32M] [--sim [--sim-ranks 16,64]] [--out DIR]\n"
+                + "collective --job [--model resnet50|bert-large|BYTES] [--bucket 25M] [--steps 10] [--compute-ms 100]"
+                + " [--slow-rank R --slow-factor 1.5] [--jitter 0.1] [--coord-rate 1000] [--synthetic] [--seed 1]"
+                + " [--ranks 4] [--transports homa,homa-inline,tcp] [--out DIR]";
     }
 
     private static List<Long> powersOfFour(long min, long max) {

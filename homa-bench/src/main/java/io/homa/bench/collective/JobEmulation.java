@@ -1,0 +1,312 @@
+package io.homa.bench.collective;
+
+import io.homa.HomaConfig;
+import io.homa.HomaSocket;
+import io.homa.bench.EchoClient;
+import io.homa.bench.EchoServer;
+import io.homa.bench.NettyIo;
+import io.homa.bench.Transport;
+import io.homa.bench.Transports;
+import io.homa.collective.CollectiveBuffer;
+import io.homa.collective.CollectiveGroup;
+import io.homa.collective.CollectiveOptions;
+import io.homa.collective.DataType;
+import io.homa.collective.ReduceOp;
+import org.HdrHistogram.Histogram;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A data-parallel training job, emulated: every rank runs K steps of compute (a sleep: the GPU's
+ * time, which takes no CPU from the network), optionally one slow rank or random jitter; the
+ * backward two thirds of a step make the gradient buckets ready one after another (in 25 MiB
+ * buckets, as PyTorch DDP does) and each bucket's all-reduce starts the moment it is ready,
+ * overlapped with the rest of the backward pass; the step ends when its compute is done and every
+ * bucket is reduced (the optimizer needs them all). Beside it, coordination RPCs (100 B to 4 KB
+ * echoes between random ranks, Poisson arrivals at a set rate, the same seed for every transport)
+ * on an RPC socket of each rank's own, over the same kind of transport (Homa's default socket, or
+ * one TCP connection per pair).
+ *
+ * <p>Reports the step time p50/p99, the job's completion time, the fraction of each step a rank
+ * waits on the network after its compute, and the coordination RPCs' p50/p99 while an all-reduce is
+ * running and overall.
+ */
+final class JobEmulation {
+    /** What a job is. */
+    record Job(int ranks, int steps, long computeNanos, int slowRank, double slowFactor, double jitter,
+               long modelBytes, long bucketBytes, double coordPerSecond, boolean synthetic, long seed) {
+    }
+
+    private JobEmulation() {
+    }
+
+    static Map<String, Object> run(String transport, Job job, PrintStream out) {
+        int n = job.ranks();
+        List<HomaSocket> sockets = new ArrayList<>();
+        List<CollectiveGroup> groups = new ArrayList<>();
+        List<InetSocketAddress> members = new ArrayList<>();
+        Transport rpc = Transports.create(transport.startsWith("homa") ? Transports.HOMA : Transports.TCP_SINGLE);
+        List<EchoServer> servers = new ArrayList<>();
+        List<List<EchoClient>> clients = new ArrayList<>();
+        try {
+            if (transport.startsWith("homa")) {
+                for (int i = 0; i < n; i++) {
+                    HomaSocket s = HomaSocket.open(HomaConfig.builder().bindAddress(new InetSocketAddress(NettyIo.HOST, 0))
+                            .inlineExecution(transport.equals("homa-inline")).build());
+                    sockets.add(s);
+                    members.add(new InetSocketAddress(NettyIo.HOST, s.localAddress().getPort()));
+                }
+                for (int r = 0; r < n; r++) {
+                    groups.add(CollectiveGroup.overHoma(sockets.get(r), members, r, CollectiveOptions.defaults()));
+                }
+            } else {
+                for (int i = 0; i < n; i++) {
+                    members.add(new InetSocketAddress(NettyIo.HOST, freePort()));
+                }
+                for (int r = 0; r < n; r++) {
+                    groups.add(CollectiveGroup.overTcp(members, r, CollectiveOptions.defaults()));
+                }
+            }
+            for (int r = 0; r < n; r++) {
+                servers.add(rpc.startServer());
+            }
+            for (int r = 0; r < n; r++) {
+                List<EchoClient> mine = new ArrayList<>();
+                for (int p = 0; p < n; p++) {
+                    mine.add(p == r ? null : rpc.connect(servers.get(p).address()));
+                }
+                clients.add(mine);
+            }
+            return measure(transport, job, groups, clients, out);
+        } finally {
+            clients.forEach(l -> l.forEach(c -> {
+                if (c != null) {
+                    c.close();
+                }
+            }));
+            servers.forEach(EchoServer::close);
+            groups.forEach(CollectiveGroup::close);
+            sockets.forEach(HomaSocket::close);
+        }
+    }
+
+    private static Map<String, Object> measure(String transport, Job job, List<CollectiveGroup> groups,
+                                               List<List<EchoClient>> clients, PrintStream out) {
+        int n = job.ranks();
+        int buckets = (int) ((job.modelBytes() + job.bucketBytes() - 1) / job.bucketBytes());
+        AtomicInteger reducing = new AtomicInteger();
+        long[][] stepNanos = new long[n][job.steps()];
+        long[][] waitNanos = new long[n][job.steps()];
+        Histogram coordDuring = new Histogram(3);
+        Histogram coordAll = new Histogram(3);
+        AtomicInteger coordFailed = new AtomicInteger();
+        StopFlag running = new StopFlag();
+        long start = System.nanoTime();
+        Thread coordinator = new Thread(() -> coordinate(job, clients, reducing, coordDuring, coordAll, coordFailed, running),
+                "coordination");
+        coordinator.setDaemon(true);
+        coordinator.start();
+        List<CompletableFuture<Void>> ranks = new ArrayList<>();
+        for (int r = 0; r < n; r++) {
+            int rank = r;
+            CompletableFuture<Void> done = new CompletableFuture<>();
+            Thread t = new Thread(() -> {
+                try {
+                    runRank(job, rank, buckets, groups.get(rank), reducing, stepNanos[rank], waitNanos[rank]);
+                    done.complete(null);
+                } catch (Throwable e) {
+                    done.completeExceptionally(e);
+                }
+            }, "rank-" + rank);
+            t.setDaemon(true);
+            t.start();
+            ranks.add(done);
+        }
+        CompletableFuture.allOf(ranks.toArray(new CompletableFuture[0])).join();
+        long jct = System.nanoTime() - start;
+        running.stop = true;
+        try {
+            coordinator.join(10_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        // Step 0 warms the path up; the rest are the job's steady state.
+        long[] steps = Arrays.stream(stepNanos).flatMapToLong(a -> Arrays.stream(a, 1, a.length)).sorted().toArray();
+        double waitFraction = 0;
+        int counted = 0;
+        for (int r = 0; r < n; r++) {
+            for (int s = 1; s < job.steps(); s++) {
+                waitFraction += (double) waitNanos[r][s] / stepNanos[r][s];
+                counted++;
+            }
+        }
+        waitFraction /= Math.max(1, counted);
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("transport", transport);
+        m.put("ranks", n);
+        m.put("steps", job.steps());
+        m.put("model_bytes", job.modelBytes());
+        m.put("buckets", buckets);
+        m.put("compute_ms", job.computeNanos() / 1e6);
+        m.put("slow_rank", job.slowRank());
+        m.put("slow_factor", job.slowFactor());
+        m.put("jitter", job.jitter());
+        m.put("synthetic", job.synthetic());
+        m.put("step_p50_ms", pct(steps, 0.50) / 1e6);
+        m.put("step_p99_ms", pct(steps, 0.99) / 1e6);
+        m.put("job_completion_s", jct / 1e9);
+        m.put("network_wait_fraction", waitFraction);
+        m.put("coord_per_s", job.coordPerSecond());
+        m.put("coord_during_allreduce_count", coordDuring.getTotalCount());
+        m.put("coord_during_allreduce_p50_us", coordDuring.getValueAtPercentile(50) / 1e3);
+        m.put("coord_during_allreduce_p99_us", coordDuring.getValueAtPercentile(99) / 1e3);
+        m.put("coord_all_count", coordAll.getTotalCount());
+        m.put("coord_all_p99_us", coordAll.getValueAtPercentile(99) / 1e3);
+        m.put("coord_failed", coordFailed.get());
+        out.printf(Locale.ROOT, "%-12s %9.1f %9.1f %8.2f %7.1f%% %8d %11.0f %11.0f %8d%n", transport,
+                pct(steps, 0.50) / 1e6, pct(steps, 0.99) / 1e6, jct / 1e9, waitFraction * 100,
+                coordDuring.getTotalCount(), coordDuring.getValueAtPercentile(50) / 1e3,
+                coordDuring.getValueAtPercentile(99) / 1e3, coordFailed.get());
+        return m;
+    }
+
+    static void header(PrintStream out, Job job) {
+        out.printf(Locale.ROOT, "%njob: %d ranks, %d steps, %.0f ms compute, model %s in %s buckets%s%s, %.0f coordination RPCs/s%n",
+                job.ranks(), job.steps(), job.computeNanos() / 1e6, CollectiveCommand.size(job.modelBytes()),
+                CollectiveCommand.size(job.bucketBytes()),
+                job.slowRank() >= 0 ? ", rank " + job.slowRank() + " " + job.slowFactor() + "x slower" : "",
+                job.jitter() > 0 ? ", jitter " + job.jitter() : "", job.coordPerSecond());
+        out.printf(Locale.ROOT, "%-12s %9s %9s %8s %8s %8s %11s %11s %8s%n", "transport", "step p50", "step p99",
+                "JCT s", "net wait", "coord n", "coord p50us", "coord p99us", "failed");
+    }
+
+    private static void runRank(Job job, int rank, int buckets, CollectiveGroup g, AtomicInteger reducing,
+                                long[] stepNanos, long[] waitNanos) {
+        SplittableRandom random = new SplittableRandom(job.seed() * 31 + rank);
+        CollectiveBuffer[] grads = new CollectiveBuffer[buckets];
+        float[][] arrays = new float[buckets][];
+        for (int b = 0; b < buckets; b++) {
+            long bytes = Math.min(job.bucketBytes(), job.modelBytes() - (long) b * job.bucketBytes());
+            int elements = (int) (bytes / 4);
+            if (job.synthetic()) {
+                grads[b] = CollectiveBuffer.synthetic(DataType.FLOAT, elements);
+            } else {
+                arrays[b] = new float[elements];
+                grads[b] = CollectiveBuffer.of(arrays[b]);
+            }
+        }
+        for (int s = 0; s < job.steps(); s++) {
+            double factor = rank == job.slowRank() ? job.slowFactor() : 1.0;
+            if (job.jitter() > 0) {
+                factor *= 1 + job.jitter() * (random.nextDouble() * 2 - 1);
+            }
+            long compute = (long) (job.computeNanos() * factor);
+            long t0 = System.nanoTime();
+            sleep(compute / 3); // forward
+            List<CompletableFuture<Void>> pending = new ArrayList<>();
+            for (int b = 0; b < buckets; b++) { // backward: buckets become ready one after another
+                sleep(2 * compute / 3 / buckets);
+                if (arrays[b] != null) {
+                    Arrays.fill(arrays[b], rank + 1); // this step's gradients
+                }
+                reducing.incrementAndGet();
+                pending.add(g.allReduce(grads[b], ReduceOp.SUM).whenComplete((v, e) -> reducing.decrementAndGet()));
+            }
+            long computeDone = System.nanoTime();
+            CompletableFuture.allOf(pending.toArray(new CompletableFuture[0])).join();
+            long end = System.nanoTime();
+            stepNanos[s] = end - t0;
+            waitNanos[s] = end - computeDone;
+            if (arrays[0] != null) {
+                float want = job.ranks() * (job.ranks() + 1) / 2f;
+                for (float[] a : arrays) {
+                    if (a[0] != want || a[a.length - 1] != want) {
+                        throw new IllegalStateException("rank " + rank + " step " + s + ": gradient sum " + a[0] + ", not " + want);
+                    }
+                }
+            }
+        }
+    }
+
+    private static void coordinate(Job job, List<List<EchoClient>> clients, AtomicInteger reducing, Histogram during,
+                                   Histogram all, AtomicInteger failed, StopFlag running) {
+        if (job.coordPerSecond() <= 0) {
+            return;
+        }
+        int n = job.ranks();
+        if (n < 2) {
+            return;
+        }
+        SplittableRandom random = new SplittableRandom(job.seed());
+        double meanGap = 1e9 / job.coordPerSecond();
+        long next = System.nanoTime();
+        while (!running.stop) {
+            next += (long) (-Math.log(1 - random.nextDouble()) * meanGap);
+            long wait = next - System.nanoTime();
+            if (wait > 0) {
+                LockSupport.parkNanos(wait);
+            }
+            int src = random.nextInt(n);
+            int dst = (src + 1 + random.nextInt(n - 1)) % n;
+            byte[] request = new byte[100 + random.nextInt(4_000 - 100 + 1)];
+            boolean duringReduce = reducing.get() > 0;
+            long t0 = System.nanoTime();
+            clients.get(src).get(dst).call(request).orTimeout(5, TimeUnit.SECONDS).whenComplete((reply, e) -> {
+                long us = System.nanoTime() - t0;
+                if (e != null) {
+                    failed.incrementAndGet();
+                    return;
+                }
+                synchronized (all) {
+                    all.recordValue(us);
+                    if (duringReduce) {
+                        during.recordValue(us);
+                    }
+                }
+            });
+        }
+    }
+
+    private static void sleep(long nanos) {
+        long end = System.nanoTime() + nanos;
+        long left;
+        while ((left = end - System.nanoTime()) > 0) {
+            LockSupport.parkNanos(left);
+        }
+    }
+
+    private static long pct(long[] sorted, double p) {
+        if (sorted.length == 0) {
+            return 0;
+        }
+        return sorted[Math.min(sorted.length - 1, (int) Math.ceil(sorted.length * p) - 1)];
+    }
+
+    private static int freePort() {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Tells the coordination thread to stop. */
+    private static final class StopFlag {
+        volatile boolean stop;
+    }
+}
