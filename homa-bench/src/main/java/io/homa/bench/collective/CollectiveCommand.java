@@ -54,6 +54,7 @@ public final class CollectiveCommand {
         double coordRate = 1000;
         boolean synthetic = false;
         long seed = 1;
+        double coordLoad = 0;
         for (int i = 0; i < args.length; i++) {
             String v = i + 1 < args.length ? args[i + 1] : null;
             switch (args[i]) {
@@ -83,6 +84,7 @@ public final class CollectiveCommand {
                 case "--jitter" -> { jitter = Double.parseDouble(v); i++; }
                 case "--coord-rate" -> { coordRate = Double.parseDouble(v); i++; }
                 case "--synthetic" -> synthetic = true;
+                case "--coord-load" -> { coordLoad = Double.parseDouble(v); i++; }
                 case "--seed" -> { seed = Long.parseLong(v); i++; }
                 case "--help" -> {
                     out.println(usage());
@@ -112,7 +114,7 @@ public final class CollectiveCommand {
         } else if (sim) {
             List<Long> s = sizes != null ? sizes : List.of(100L << 20);
             json.put("mode", "simulator");
-            json.put("results", SimSweep.run(op, simRanks, s, out));
+            json.put("results", SimSweep.run(op, simRanks, s, coordLoad, out));
         } else {
             List<Long> s = sizes != null ? sizes : powersOfFour(min, max);
             json.put("mode", "loopback");
@@ -142,7 +144,7 @@ public final class CollectiveCommand {
 
     static String usage() {
         return "collective [--op allreduce|broadcast|allgather|reducescatter] [--ranks 4] [--transports homa,homa-inline,tcp]"
-                + " [--sizes 8,1K,1M | --min 8 --max 32M] [--sim [--sim-ranks 16,64]] [--out DIR]\n"
+                + " [--sizes 8,1K,1M | --min 8 --max 32M] [--sim [--sim-ranks 16,64] [--coord-load 0.1]] [--out DIR]\n"
                 + "collective --job [--model resnet50|bert-large|BYTES] [--bucket 25M] [--steps 10] [--compute-ms 100]"
                 + " [--slow-rank R --slow-factor 1.5] [--jitter 0.1] [--coord-rate 1000] [--synthetic] [--seed 1]"
                 + " [--ranks 4] [--transports homa,homa-inline,tcp] [--out DIR]";

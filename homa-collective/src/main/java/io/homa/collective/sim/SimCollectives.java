@@ -67,6 +67,15 @@ public final class SimCollectives {
                 public void onEvent(java.util.function.Consumer<io.homa.core.EngineEvent> handler) {
                     h.onEvent(handler);
                 }
+
+                @Override
+                public java.util.function.Consumer<io.homa.core.EngineEvent> previousHandler() {
+                    return e -> { // SimHost has no other driver here: drop the message
+                        if (e.message() != null) {
+                            e.message().release();
+                        }
+                    };
+                }
             };
             groups.add(new Group(new SimLink(host, clock, members, false), members.length, r, options));
         }
@@ -74,7 +83,9 @@ public final class SimCollectives {
     }
 
     /**
-     * One group rank per listed host of a {@link Datacenter} (rank i on host {@code hosts[i]}). With
+     * One group rank per listed host of a {@link Datacenter} (rank i on host {@code hosts[i]}).
+     * Events that are not the group's (another driver's RPCs on the same hosts, such as a
+     * {@code DatacenterWorkload} created before the groups) go on to the handler the host had. With
      * {@code synthetic}, messages are read for their headers only: run it with
      * {@code CollectiveBuffer.synthetic} buffers, whose elements are lengths without data.
      */
@@ -112,6 +123,11 @@ public final class SimCollectives {
                 @Override
                 public void onEvent(java.util.function.Consumer<io.homa.core.EngineEvent> handler) {
                     h.onEvent(handler);
+                }
+
+                @Override
+                public java.util.function.Consumer<io.homa.core.EngineEvent> previousHandler() {
+                    return h.handler();
                 }
             };
             groups.add(new Group(new SimLink(host, clock, members, synthetic), members.length, r, options));

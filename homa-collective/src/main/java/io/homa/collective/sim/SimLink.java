@@ -29,6 +29,9 @@ final class SimLink implements Link {
         void respond(InetSocketAddress client, long rpcId, ByteBuffer response);
 
         void onEvent(Consumer<EngineEvent> handler);
+
+        /** The handler events go to before this link's (it gets the events that are not the link's). */
+        Consumer<EngineEvent> previousHandler();
     }
 
     /** Virtual time and timers. */
@@ -39,6 +42,7 @@ final class SimLink implements Link {
     }
 
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
+    private static final int MAGIC = 0xC7; // MessageHeader's first byte
     private final Host host;
     private final Clock clock;
     private final InetSocketAddress[] members;
@@ -55,7 +59,12 @@ final class SimLink implements Link {
 
     @Override
     public void start(Inbound inbound) {
+        Consumer<EngineEvent> others = host.previousHandler();
         host.onEvent(e -> {
+            if (!ours(e)) {
+                others.accept(e); // another driver's RPCs on the same host (a workload beside the collective)
+                return;
+            }
             switch (e.kind()) {
                 case REQUEST -> {
                     ReceivedMessage m = e.message();
@@ -93,6 +102,22 @@ final class SimLink implements Link {
                 default -> { }
             }
         });
+    }
+
+    /** A request that starts with the collective header's magic, or the answer to a call of this link. */
+    private boolean ours(EngineEvent e) {
+        return switch (e.kind()) {
+            case REQUEST -> {
+                ReceivedMessage m = e.message();
+                if (m.length() == 0) {
+                    yield false;
+                }
+                ByteBuffer first = m.buffers()[0];
+                yield first.remaining() > 0 && (first.get(first.position()) & 0xFF) == MAGIC;
+            }
+            case RESPONSE, FAILED -> calls.containsKey(e.rpcId());
+            default -> false;
+        };
     }
 
     private static ByteBuf copy(ReceivedMessage m, int bytes) {

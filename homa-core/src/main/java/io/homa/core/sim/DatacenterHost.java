@@ -52,6 +52,11 @@ public final class DatacenterHost implements SimEndpoint {
         this.handler = handler;
     }
 
+    /** Where this host's events go now (a driver that adds its own RPCs passes the others on to it). */
+    public Consumer<EngineEvent> handler() {
+        return handler;
+    }
+
     @Override
     public long call(InetSocketAddress server, byte[] request) {
         return call(server, ByteBuffer.wrap(request));

@@ -68,6 +68,24 @@ public final class Workload {
         return name;
     }
 
+    /**
+     * Lengths spread evenly over {@code [min, max]} (in 100 steps): short RPCs of a kind a workload
+     * file does not describe, such as a training job's coordination RPCs beside its all-reduce.
+     */
+    public static Workload uniform(int min, int max) {
+        if (min < 0 || max < min) {
+            throw new IllegalArgumentException("need 0 <= min <= max, not " + min + ", " + max);
+        }
+        int points = max == min ? 1 : 100;
+        int[] lengths = new int[points];
+        double[] cumulative = new double[points];
+        for (int i = 0; i < points; i++) {
+            lengths[i] = points == 1 ? min : min + (int) ((long) (max - min) * i / (points - 1));
+            cumulative[i] = (i + 1) / (double) points;
+        }
+        return new Workload("uniform-" + min + "-" + max, lengths, cumulative);
+    }
+
     /** One message length drawn from the distribution. */
     public int sample(RandomGenerator random) {
         double u = random.nextDouble();
