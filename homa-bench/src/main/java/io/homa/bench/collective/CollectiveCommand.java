@@ -55,6 +55,8 @@ public final class CollectiveCommand {
         boolean synthetic = false;
         long seed = 1;
         double coordLoad = 0;
+        List<Integer> incast = null;
+        long portBuffer = 0;
         for (int i = 0; i < args.length; i++) {
             String v = i + 1 < args.length ? args[i + 1] : null;
             switch (args[i]) {
@@ -85,6 +87,8 @@ public final class CollectiveCommand {
                 case "--coord-rate" -> { coordRate = Double.parseDouble(v); i++; }
                 case "--synthetic" -> synthetic = true;
                 case "--coord-load" -> { coordLoad = Double.parseDouble(v); i++; }
+                case "--port-buffer" -> { portBuffer = bytes(v); i++; }
+                case "--incast" -> { incast = Arrays.stream(v.split(",")).map(Integer::parseInt).toList(); i++; }
                 case "--seed" -> { seed = Long.parseLong(v); i++; }
                 case "--help" -> {
                     out.println(usage());
@@ -111,6 +115,9 @@ public final class CollectiveCommand {
                 results.add(JobEmulation.run(t, j, out));
             }
             json.put("results", results);
+        } else if (sim && incast != null) {
+            json.put("mode", "simulator-parameter-server");
+            json.put("results", SimIncast.run(incast, sizes != null ? sizes : List.of(1L << 20, 4L << 20), steps, portBuffer, out));
         } else if (sim) {
             List<Long> s = sizes != null ? sizes : List.of(100L << 20);
             json.put("mode", "simulator");
@@ -144,7 +151,7 @@ public final class CollectiveCommand {
 
     static String usage() {
         return "collective [--op allreduce|broadcast|allgather|reducescatter] [--ranks 4] [--transports homa,homa-inline,tcp]"
-                + " [--sizes 8,1K,1M | --min 8 --max 32M] [--sim [--sim-ranks 16,64] [--coord-load 0.1]] [--out DIR]\n"
+                + " [--sizes 8,1K,1M | --min 8 --max 32M] [--sim [--sim-ranks 16,64] [--coord-load 0.1] | --sim --incast 16,64 [--steps 10] [--port-buffer 46K]] [--out DIR]\n"
                 + "collective --job [--model resnet50|bert-large|BYTES] [--bucket 25M] [--steps 10] [--compute-ms 100]"
                 + " [--slow-rank R --slow-factor 1.5] [--jitter 0.1] [--coord-rate 1000] [--synthetic] [--seed 1]"
                 + " [--ranks 4] [--transports homa,homa-inline,tcp] [--out DIR]";
