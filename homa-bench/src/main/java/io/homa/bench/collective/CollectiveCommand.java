@@ -2,6 +2,8 @@ package io.homa.bench.collective;
 
 import io.homa.bench.Json;
 
+import io.homa.collective.CollectiveOptions;
+
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -57,6 +59,7 @@ public final class CollectiveCommand {
         double coordLoad = 0;
         List<Integer> incast = null;
         long portBuffer = 0;
+        CollectiveOptions options = CollectiveOptions.defaults();
         for (int i = 0; i < args.length; i++) {
             String v = i + 1 < args.length ? args[i + 1] : null;
             switch (args[i]) {
@@ -87,6 +90,8 @@ public final class CollectiveCommand {
                 case "--coord-rate" -> { coordRate = Double.parseDouble(v); i++; }
                 case "--synthetic" -> synthetic = true;
                 case "--coord-load" -> { coordLoad = Double.parseDouble(v); i++; }
+                case "--segment" -> { options = options.withSegmentBytes((int) bytes(v)); i++; }
+                case "--window" -> { options = options.withSegmentsInFlight(Integer.parseInt(v)); i++; }
                 case "--port-buffer" -> { portBuffer = bytes(v); i++; }
                 case "--incast" -> { incast = Arrays.stream(v.split(",")).map(Integer::parseInt).toList(); i++; }
                 case "--seed" -> { seed = Long.parseLong(v); i++; }
@@ -128,7 +133,7 @@ public final class CollectiveCommand {
             json.put("ranks", ranks);
             List<Object> results = new ArrayList<>();
             for (String t : transports) {
-                results.addAll(LoopbackSweep.run(t, op, ranks, s, out));
+                results.addAll(LoopbackSweep.run(t, op, ranks, s, options, out));
             }
             json.put("results", results);
         }
@@ -151,7 +156,7 @@ public final class CollectiveCommand {
 
     static String usage() {
         return "collective [--op allreduce|broadcast|allgather|reducescatter] [--ranks 4] [--transports homa,homa-inline,tcp]"
-                + " [--sizes 8,1K,1M | --min 8 --max 32M] [--sim [--sim-ranks 16,64] [--coord-load 0.1] | --sim --incast 16,64 [--steps 10] [--port-buffer 46K]] [--out DIR]\n"
+                + " [--sizes 8,1K,1M | --min 8 --max 32M] [--segment 1M] [--window 4] [--sim [--sim-ranks 16,64] [--coord-load 0.1] | --sim --incast 16,64 [--steps 10] [--port-buffer 46K]] [--out DIR]\n"
                 + "collective --job [--model resnet50|bert-large|BYTES] [--bucket 25M] [--steps 10] [--compute-ms 100]"
                 + " [--slow-rank R --slow-factor 1.5] [--jitter 0.1] [--coord-rate 1000] [--synthetic] [--seed 1]"
                 + " [--ranks 4] [--transports homa,homa-inline,tcp] [--out DIR]";

@@ -33,10 +33,9 @@ final class LoopbackSweep {
     private LoopbackSweep() {
     }
 
-    static List<Object> run(String transport, String op, int n, List<Long> sizes, PrintStream out) {
+    static List<Object> run(String transport, String op, int n, List<Long> sizes, CollectiveOptions options, PrintStream out) {
         List<HomaSocket> sockets = new ArrayList<>();
         List<InetSocketAddress> members = new ArrayList<>();
-        CollectiveOptions options = CollectiveOptions.defaults();
         List<CollectiveGroup> groups = new ArrayList<>();
         try {
             if (transport.equals("homa") || transport.equals("homa-inline")) {
