@@ -5,6 +5,7 @@ import io.homa.bench.Json;
 import io.homa.collective.CollectiveOptions;
 
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -60,6 +61,10 @@ public final class CollectiveCommand {
         List<Integer> incast = null;
         long portBuffer = 0;
         CollectiveOptions options = CollectiveOptions.defaults();
+        int rankOf = -1;
+        List<InetSocketAddress> members = null;
+        String transport = "homa";
+        long linkMbps = 0;
         for (int i = 0; i < args.length; i++) {
             String v = i + 1 < args.length ? args[i + 1] : null;
             switch (args[i]) {
@@ -90,6 +95,16 @@ public final class CollectiveCommand {
                 case "--coord-rate" -> { coordRate = Double.parseDouble(v); i++; }
                 case "--synthetic" -> synthetic = true;
                 case "--coord-load" -> { coordLoad = Double.parseDouble(v); i++; }
+                case "--rank" -> { rankOf = Integer.parseInt(v); i++; }
+                case "--members" -> {
+                    members = Arrays.stream(v.split(",")).map(a -> {
+                        int c = a.lastIndexOf(':');
+                        return new InetSocketAddress(a.substring(0, c), Integer.parseInt(a.substring(c + 1)));
+                    }).toList();
+                    i++;
+                }
+                case "--transport" -> { transport = v; i++; }
+                case "--link-mbps" -> { linkMbps = Long.parseLong(v); i++; }
                 case "--segment" -> { options = options.withSegmentBytes((int) bytes(v)); i++; }
                 case "--window" -> { options = options.withSegmentsInFlight(Integer.parseInt(v)); i++; }
                 case "--port-buffer" -> { portBuffer = bytes(v); i++; }
@@ -104,6 +119,14 @@ public final class CollectiveCommand {
         }
         if (!List.of("allreduce", "broadcast", "allgather", "reducescatter").contains(op)) {
             throw new IllegalArgumentException("--op must be allreduce, broadcast, allgather or reducescatter, not " + op);
+        }
+        if (rankOf >= 0) {
+            if (members == null) {
+                throw new IllegalArgumentException("--rank needs --members ip:port,ip:port,... (every rank's, in rank order)");
+            }
+            return RankProcess.run(rankOf, members, transport, linkMbps,
+                    sizes != null ? sizes : List.of(1L << 20, 4L << 20, 16L << 20, 64L << 20, 128L << 20), options,
+                    dir == null ? null : dir.resolve("rank-" + rankOf + ".json"), out);
         }
         Map<String, Object> json = new LinkedHashMap<>();
         json.put("op", op);
@@ -159,7 +182,9 @@ public final class CollectiveCommand {
                 + " [--sizes 8,1K,1M | --min 8 --max 32M] [--segment 1M] [--window 4] [--sim [--sim-ranks 16,64] [--coord-load 0.1] | --sim --incast 16,64 [--steps 10] [--port-buffer 46K]] [--out DIR]\n"
                 + "collective --job [--model resnet50|bert-large|BYTES] [--bucket 25M] [--steps 10] [--compute-ms 100]"
                 + " [--slow-rank R --slow-factor 1.5] [--jitter 0.1] [--coord-rate 1000] [--synthetic] [--seed 1]"
-                + " [--ranks 4] [--transports homa,homa-inline,tcp] [--out DIR]";
+                + " [--ranks 4] [--transports homa,homa-inline,tcp] [--out DIR]\n"
+                + "collective --rank R --members IP:PORT,... [--transport homa|tcp] [--link-mbps M] [--sizes ...] [--out DIR]"
+                + "  (one rank per process: scripts/collective-testbed)";
     }
 
     private static List<Long> powersOfFour(long min, long max) {
