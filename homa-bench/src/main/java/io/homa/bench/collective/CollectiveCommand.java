@@ -65,6 +65,7 @@ public final class CollectiveCommand {
         List<InetSocketAddress> members = null;
         String transport = "homa";
         long linkMbps = 0;
+        int homaMaxIncoming = 0;
         for (int i = 0; i < args.length; i++) {
             String v = i + 1 < args.length ? args[i + 1] : null;
             switch (args[i]) {
@@ -105,6 +106,7 @@ public final class CollectiveCommand {
                 }
                 case "--transport" -> { transport = v; i++; }
                 case "--link-mbps" -> { linkMbps = Long.parseLong(v); i++; }
+                case "--homa-max-incoming" -> { homaMaxIncoming = (int) bytes(v); i++; }
                 case "--segment" -> { options = options.withSegmentBytes((int) bytes(v)); i++; }
                 case "--window" -> { options = options.withSegmentsInFlight(Integer.parseInt(v)); i++; }
                 case "--port-buffer" -> { portBuffer = bytes(v); i++; }
@@ -124,7 +126,7 @@ public final class CollectiveCommand {
             if (members == null) {
                 throw new IllegalArgumentException("--rank needs --members ip:port,ip:port,... (every rank's, in rank order)");
             }
-            return RankProcess.run(rankOf, members, transport, linkMbps,
+            return RankProcess.run(rankOf, members, transport, linkMbps, homaMaxIncoming,
                     sizes != null ? sizes : List.of(1L << 20, 4L << 20, 16L << 20, 64L << 20, 128L << 20), options,
                     dir == null ? null : dir.resolve("rank-" + rankOf + ".json"), out);
         }
@@ -183,7 +185,7 @@ public final class CollectiveCommand {
                 + "collective --job [--model resnet50|bert-large|BYTES] [--bucket 25M] [--steps 10] [--compute-ms 100]"
                 + " [--slow-rank R --slow-factor 1.5] [--jitter 0.1] [--coord-rate 1000] [--synthetic] [--seed 1]"
                 + " [--ranks 4] [--transports homa,homa-inline,tcp] [--out DIR]\n"
-                + "collective --rank R --members IP:PORT,... [--transport homa|tcp] [--link-mbps M] [--sizes ...] [--out DIR]"
+                + "collective --rank R --members IP:PORT,... [--transport homa|tcp] [--link-mbps M] [--homa-max-incoming BYTES] [--sizes ...] [--out DIR]"
                 + "  (one rank per process: scripts/collective-testbed)";
     }
 

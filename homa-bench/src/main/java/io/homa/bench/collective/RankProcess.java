@@ -30,8 +30,8 @@ final class RankProcess {
     private RankProcess() {
     }
 
-    static int run(int rank, List<InetSocketAddress> members, String transport, long linkMbps, List<Long> sizes,
-                   CollectiveOptions options, Path outFile, PrintStream out) {
+    static int run(int rank, List<InetSocketAddress> members, String transport, long linkMbps, int maxIncoming,
+                   List<Long> sizes, CollectiveOptions options, Path outFile, PrintStream out) {
         int n = members.size();
         HomaSocket socket = null;
         CollectiveGroup g;
@@ -39,6 +39,9 @@ final class RankProcess {
             HomaConfig.Builder b = HomaConfig.builder().bindAddress(members.get(rank));
             if (linkMbps > 0) {
                 b.linkMbps(linkMbps); // the testbed's link rate, as docs/tuning.md says to set it
+            }
+            if (maxIncoming > 0) {
+                b.maxIncoming(maxIncoming); // the grant budget (default: ten round trips at the link rate)
             }
             socket = HomaSocket.open(b.build());
             g = CollectiveGroup.overHoma(socket, members, rank, options);
@@ -111,6 +114,7 @@ final class RankProcess {
                 Map<String, Object> json = new LinkedHashMap<>();
                 json.put("mode", "testbed-rank");
                 json.put("link_mbps", linkMbps);
+                json.put("homa_max_incoming", maxIncoming);
                 json.put("results", results);
                 Files.writeString(outFile, Json.write(json));
             } catch (IOException e) {
