@@ -283,13 +283,13 @@ public final class Group implements CollectiveGroup, Link.Inbound {
             run = active.get(h.opSeq);
             if (run == null) {
                 if (closed) {
-                    failure = "the group is closed";
+                    failure = OperationRun.FAILED + "the group is closed";
                 } else if (h.opSeq >= nextSeq) {
                     if (h.opSeq - nextSeq > MAX_AHEAD) {
-                        failure = "operation " + h.opSeq + " is too far ahead of rank " + rank + "'s " + nextSeq;
+                        failure = OperationRun.FAILED + "operation " + h.opSeq + " is too far ahead of rank " + rank + "'s " + nextSeq;
                     } else if (earlyBytes + MessageHeader.LENGTH + message.readableBytes() > options.maxEarlyBytes()
                             || earlyMessages >= MAX_EARLY_MESSAGES) {
-                        failure = "rank " + rank + " holds " + earlyBytes + " bytes for operations it has not started"
+                        failure = OperationRun.FAILED + "rank " + rank + " holds " + earlyBytes + " bytes for operations it has not started"
                                 + " (maxEarlyBytes " + options.maxEarlyBytes() + ")";
                     } else {
                         int bytes = MessageHeader.LENGTH + message.readableBytes(); // headers count: empty segments are not free
@@ -300,19 +300,19 @@ public final class Group implements CollectiveGroup, Link.Inbound {
                         return;
                     }
                 } else {
-                    failure = recentFailures.get(h.opSeq);
+                    failure = recentFailures.get(h.opSeq); // its refusal code, then its message
                     if (failure == null) {
                         // Finished here: a duplicate or a late retransmission.
                         message.release();
                         reply.ok();
                         return;
                     }
-                    failure = "rank " + rank + "'s operation " + h.opSeq + " failed: " + failure;
+                    failure = failure.charAt(0) + "rank " + rank + "'s operation " + h.opSeq + " failed: " + failure.substring(1);
                 }
             }
         }
         if (run == null) {
-            refuse(message, reply, OperationRun.FAILED + failure);
+            refuse(message, reply, failure); // its refusal code first
             return;
         }
         run.onMessage(h, message, reply);

@@ -45,6 +45,7 @@ final class OperationRun {
     private int remaining;
     private boolean finished;
     private String failure;
+    private char failureCode;
     private Link.Timer deadlineTimer;
     private final long deadlineAt;
     private final long deadlineNanos;
@@ -114,7 +115,8 @@ final class OperationRun {
             if (finished) {
                 ReferenceCountUtil.release(payload);
                 if (failure != null) {
-                    refusal = FAILED + "rank " + group.rank + "'s " + op.describe() + " failed: " + failure;
+                    // A mismatch stays a mismatch for the ranks that hear of it second hand.
+                    refusal = failureCode + "rank " + group.rank + "'s " + op.describe() + " failed: " + failure;
                 }
             } else {
                 String diff = op.difference(h.op, h.rank);
@@ -311,6 +313,7 @@ final class OperationRun {
             }
             finished = true;
             failure = e.getMessage();
+            failureCode = e instanceof CollectiveMismatchException ? MISMATCH : FAILED;
             if (deadlineTimer != null) {
                 deadlineTimer.cancel();
             }
@@ -321,7 +324,7 @@ final class OperationRun {
                 }
             }
         }
-        group.finished(this, e.getMessage());
+        group.finished(this, (e instanceof CollectiveMismatchException ? MISMATCH : FAILED) + e.getMessage());
         future.completeExceptionally(e);
     }
 
