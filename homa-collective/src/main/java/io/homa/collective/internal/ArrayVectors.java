@@ -20,6 +20,21 @@ public final class ArrayVectors {
     private ArrayVectors() {
     }
 
+    /**
+     * The next {@code bytes} readable bytes as NIO views without a copy: one per component of a
+     * composite (a Homa message assembled in 64 KiB chunks) when every component holds whole
+     * elements, else one merged view (which copies).
+     */
+    static java.nio.ByteBuffer[] parts(ByteBuf in, int bytes, int elementSize) {
+        java.nio.ByteBuffer[] parts = in.nioBuffers(in.readerIndex(), bytes);
+        for (java.nio.ByteBuffer b : parts) {
+            if (b.remaining() % elementSize != 0) {
+                return new java.nio.ByteBuffer[]{in.nioBuffer(in.readerIndex(), bytes)};
+            }
+        }
+        return parts;
+    }
+
     public static Vector of(float[] a) {
         return new Floats(a);
     }
@@ -48,23 +63,33 @@ public final class ArrayVectors {
         }
 
         public void combine(ByteBuf in, int from, int count, ReduceOp op) {
-            FloatBuffer src = in.nioBuffer(in.readerIndex(), count * 4).asFloatBuffer();
-            float[] tmp = new float[Math.min(count, CHUNK)];
-            for (int done = 0; done < count; done += tmp.length) {
-                int n = Math.min(tmp.length, count - done);
-                src.get(tmp, 0, n);
-                int base = from + done;
-                switch (op) {
-                    case SUM -> { for (int i = 0; i < n; i++) a[base + i] += tmp[i]; }
-                    case MIN -> { for (int i = 0; i < n; i++) a[base + i] = Math.min(a[base + i], tmp[i]); }
-                    case MAX -> { for (int i = 0; i < n; i++) a[base + i] = Math.max(a[base + i], tmp[i]); }
+            float[] tmp = new float[Math.min(Math.max(count, 1), CHUNK)];
+            int done = 0;
+            for (java.nio.ByteBuffer part : parts(in, count * 4, 4)) {
+                FloatBuffer src = part.asFloatBuffer();
+                while (src.hasRemaining()) {
+                    int n = Math.min(tmp.length, src.remaining());
+                    src.get(tmp, 0, n);
+                    int base = from + done;
+                    switch (op) {
+                        case SUM -> { for (int i = 0; i < n; i++) a[base + i] += tmp[i]; }
+                        case MIN -> { for (int i = 0; i < n; i++) a[base + i] = Math.min(a[base + i], tmp[i]); }
+                        case MAX -> { for (int i = 0; i < n; i++) a[base + i] = Math.max(a[base + i], tmp[i]); }
+                    }
+                    done += n;
                 }
             }
             in.skipBytes(count * 4);
         }
 
         public void copyFrom(ByteBuf in, int from, int count) {
-            in.nioBuffer(in.readerIndex(), count * 4).asFloatBuffer().get(a, from, count);
+            int at = from;
+            for (java.nio.ByteBuffer part : parts(in, count * 4, 4)) {
+                FloatBuffer src = part.asFloatBuffer();
+                int n = src.remaining();
+                src.get(a, at, n);
+                at += n;
+            }
             in.skipBytes(count * 4);
         }
     }
@@ -81,23 +106,33 @@ public final class ArrayVectors {
         }
 
         public void combine(ByteBuf in, int from, int count, ReduceOp op) {
-            DoubleBuffer src = in.nioBuffer(in.readerIndex(), count * 8).asDoubleBuffer();
-            double[] tmp = new double[Math.min(count, CHUNK)];
-            for (int done = 0; done < count; done += tmp.length) {
-                int n = Math.min(tmp.length, count - done);
-                src.get(tmp, 0, n);
-                int base = from + done;
-                switch (op) {
-                    case SUM -> { for (int i = 0; i < n; i++) a[base + i] += tmp[i]; }
-                    case MIN -> { for (int i = 0; i < n; i++) a[base + i] = Math.min(a[base + i], tmp[i]); }
-                    case MAX -> { for (int i = 0; i < n; i++) a[base + i] = Math.max(a[base + i], tmp[i]); }
+            double[] tmp = new double[Math.min(Math.max(count, 1), CHUNK)];
+            int done = 0;
+            for (java.nio.ByteBuffer part : parts(in, count * 8, 8)) {
+                DoubleBuffer src = part.asDoubleBuffer();
+                while (src.hasRemaining()) {
+                    int n = Math.min(tmp.length, src.remaining());
+                    src.get(tmp, 0, n);
+                    int base = from + done;
+                    switch (op) {
+                        case SUM -> { for (int i = 0; i < n; i++) a[base + i] += tmp[i]; }
+                        case MIN -> { for (int i = 0; i < n; i++) a[base + i] = Math.min(a[base + i], tmp[i]); }
+                        case MAX -> { for (int i = 0; i < n; i++) a[base + i] = Math.max(a[base + i], tmp[i]); }
+                    }
+                    done += n;
                 }
             }
             in.skipBytes(count * 8);
         }
 
         public void copyFrom(ByteBuf in, int from, int count) {
-            in.nioBuffer(in.readerIndex(), count * 8).asDoubleBuffer().get(a, from, count);
+            int at = from;
+            for (java.nio.ByteBuffer part : parts(in, count * 8, 8)) {
+                DoubleBuffer src = part.asDoubleBuffer();
+                int n = src.remaining();
+                src.get(a, at, n);
+                at += n;
+            }
             in.skipBytes(count * 8);
         }
     }
@@ -114,23 +149,33 @@ public final class ArrayVectors {
         }
 
         public void combine(ByteBuf in, int from, int count, ReduceOp op) {
-            IntBuffer src = in.nioBuffer(in.readerIndex(), count * 4).asIntBuffer();
-            int[] tmp = new int[Math.min(count, CHUNK)];
-            for (int done = 0; done < count; done += tmp.length) {
-                int n = Math.min(tmp.length, count - done);
-                src.get(tmp, 0, n);
-                int base = from + done;
-                switch (op) {
-                    case SUM -> { for (int i = 0; i < n; i++) a[base + i] += tmp[i]; }
-                    case MIN -> { for (int i = 0; i < n; i++) a[base + i] = Math.min(a[base + i], tmp[i]); }
-                    case MAX -> { for (int i = 0; i < n; i++) a[base + i] = Math.max(a[base + i], tmp[i]); }
+            int[] tmp = new int[Math.min(Math.max(count, 1), CHUNK)];
+            int done = 0;
+            for (java.nio.ByteBuffer part : parts(in, count * 4, 4)) {
+                IntBuffer src = part.asIntBuffer();
+                while (src.hasRemaining()) {
+                    int n = Math.min(tmp.length, src.remaining());
+                    src.get(tmp, 0, n);
+                    int base = from + done;
+                    switch (op) {
+                        case SUM -> { for (int i = 0; i < n; i++) a[base + i] += tmp[i]; }
+                        case MIN -> { for (int i = 0; i < n; i++) a[base + i] = Math.min(a[base + i], tmp[i]); }
+                        case MAX -> { for (int i = 0; i < n; i++) a[base + i] = Math.max(a[base + i], tmp[i]); }
+                    }
+                    done += n;
                 }
             }
             in.skipBytes(count * 4);
         }
 
         public void copyFrom(ByteBuf in, int from, int count) {
-            in.nioBuffer(in.readerIndex(), count * 4).asIntBuffer().get(a, from, count);
+            int at = from;
+            for (java.nio.ByteBuffer part : parts(in, count * 4, 4)) {
+                IntBuffer src = part.asIntBuffer();
+                int n = src.remaining();
+                src.get(a, at, n);
+                at += n;
+            }
             in.skipBytes(count * 4);
         }
     }
@@ -147,23 +192,33 @@ public final class ArrayVectors {
         }
 
         public void combine(ByteBuf in, int from, int count, ReduceOp op) {
-            LongBuffer src = in.nioBuffer(in.readerIndex(), count * 8).asLongBuffer();
-            long[] tmp = new long[Math.min(count, CHUNK)];
-            for (int done = 0; done < count; done += tmp.length) {
-                int n = Math.min(tmp.length, count - done);
-                src.get(tmp, 0, n);
-                int base = from + done;
-                switch (op) {
-                    case SUM -> { for (int i = 0; i < n; i++) a[base + i] += tmp[i]; }
-                    case MIN -> { for (int i = 0; i < n; i++) a[base + i] = Math.min(a[base + i], tmp[i]); }
-                    case MAX -> { for (int i = 0; i < n; i++) a[base + i] = Math.max(a[base + i], tmp[i]); }
+            long[] tmp = new long[Math.min(Math.max(count, 1), CHUNK)];
+            int done = 0;
+            for (java.nio.ByteBuffer part : parts(in, count * 8, 8)) {
+                LongBuffer src = part.asLongBuffer();
+                while (src.hasRemaining()) {
+                    int n = Math.min(tmp.length, src.remaining());
+                    src.get(tmp, 0, n);
+                    int base = from + done;
+                    switch (op) {
+                        case SUM -> { for (int i = 0; i < n; i++) a[base + i] += tmp[i]; }
+                        case MIN -> { for (int i = 0; i < n; i++) a[base + i] = Math.min(a[base + i], tmp[i]); }
+                        case MAX -> { for (int i = 0; i < n; i++) a[base + i] = Math.max(a[base + i], tmp[i]); }
+                    }
+                    done += n;
                 }
             }
             in.skipBytes(count * 8);
         }
 
         public void copyFrom(ByteBuf in, int from, int count) {
-            in.nioBuffer(in.readerIndex(), count * 8).asLongBuffer().get(a, from, count);
+            int at = from;
+            for (java.nio.ByteBuffer part : parts(in, count * 8, 8)) {
+                LongBuffer src = part.asLongBuffer();
+                int n = src.remaining();
+                src.get(a, at, n);
+                at += n;
+            }
             in.skipBytes(count * 8);
         }
     }
