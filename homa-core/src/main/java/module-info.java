@@ -9,6 +9,7 @@ module io.homa.core {
     // package io.homa.collective.sim drives engines and reads their events.
     exports io.homa.core to io.homa, io.homa.collective;
     exports io.homa.core.wire to io.homa;
+    exports io.homa.core.psp to io.homa;
     // FaultModel: the shell's fault injector (io.homa.testing) draws from it; the collectives'
     // simulation driver builds networks of it.
     exports io.homa.core.sim to io.homa, io.homa.collective;

@@ -2,6 +2,7 @@ package io.homa;
 
 import io.homa.core.EngineConfig;
 import io.homa.core.sim.FaultModel;
+import io.homa.core.psp.PspFormat;
 import io.homa.core.wire.WireFormat;
 import io.homa.internal.DerivedProtocol;
 import io.homa.internal.ShellAccess;
@@ -161,6 +162,7 @@ public final class HomaConfig {
     private final Duration fallbackPeriod;
     private final int tcpConnectionsPerPeer;
     private final Duration tcpIdleTimeout;
+    private final HomaSecurity security;
 
     private HomaConfig(Builder b, EngineConfig protocol) {
         this.bindAddress = b.bindAddress;
@@ -196,6 +198,7 @@ public final class HomaConfig {
         this.fallbackPeriod = b.fallbackPeriod;
         this.tcpConnectionsPerPeer = b.tcpConnectionsPerPeer;
         this.tcpIdleTimeout = b.tcpIdleTimeout;
+        this.security = b.security;
     }
 
     /**
@@ -216,7 +219,10 @@ public final class HomaConfig {
     public Builder toBuilder() {
         Builder b = new Builder();
         b.bindAddress = bindAddress;
-        b.protocol = protocol.toBuilder();
+        // A secured config's protocol counts the PSP overhead in ipUdpOverhead; build() adds it again.
+        b.protocol = security == null ? protocol.toBuilder()
+                : protocol.toBuilder().ipUdpOverhead(protocol.ipUdpOverhead - PspFormat.OVERHEAD);
+        b.security = security;
         b.mtuChosen = true; // already resolved for this config's bind address
         b.budgetChosen = true;
         b.unscheduledChosen = true;
@@ -399,6 +405,9 @@ public final class HomaConfig {
     /** How long an unused fallback TCP connection stays open (with {@link #tcpFallback()}). */
     public Duration tcpIdleTimeout() { return tcpIdleTimeout; }
 
+    /** Encryption and authentication of every datagram ({@link Builder#security}); null when off (the default). */
+    public HomaSecurity security() { return security; }
+
     // ---------------------------------------- fault injection (io.homa.testing)
 
     /** Whether the fault injector of {@code io.homa.testing} is on. */
@@ -424,6 +433,7 @@ public final class HomaConfig {
                 + ", ioTransport=" + ioTransport
                 + (tcpFallback ? ", tcpFallback(probe=" + probeInterval + ", period=" + fallbackPeriod
                         + ", connections=" + tcpConnectionsPerPeer + ", idle=" + tcpIdleTimeout + ")" : "")
+                + (security != null ? ", " + security : "")
                 + (faultInjection() ? ", faults(seed=" + faultSeed + ", data=" + dataFaults
                         + ", control=" + controlFaults + ")" : "") + "}";
     }
@@ -465,6 +475,7 @@ public final class HomaConfig {
         private Duration fallbackPeriod = DEFAULT_FALLBACK_PERIOD;
         private int tcpConnectionsPerPeer = DEFAULT_TCP_CONNECTIONS_PER_PEER;
         private Duration tcpIdleTimeout = DEFAULT_TCP_IDLE_TIMEOUT;
+        private HomaSecurity security;
 
         /** Whether the MTU was set explicitly (or comes from a built config). */
         private boolean mtuChosen;
@@ -808,6 +819,14 @@ public final class HomaConfig {
         /** See {@link HomaConfig#DEFAULT_TCP_IDLE_TIMEOUT}; positive, at most a day. */
         public Builder tcpIdleTimeout(Duration v) { this.tcpIdleTimeout = v; return this; }
 
+        /**
+         * Seals every datagram (see {@link HomaSecurity}); null (the default) sends plain Homa.
+         * Each sealed datagram carries 32 bytes more, so
+         * segments carry that much less payload to fit the MTU. Every peer must be secured with
+         * the same keys. Not together with {@link #tcpFallback(boolean)}.
+         */
+        public Builder security(HomaSecurity v) { this.security = v; return this; }
+
         // ---------------------------------------- fault injection (io.homa.testing)
 
         /** Set by {@code io.homa.testing.FaultInjection}; see there. */
@@ -860,10 +879,15 @@ public final class HomaConfig {
                     + tcpIdleTimeout);
             check(tcpConnectionsPerPeer >= 1 && tcpConnectionsPerPeer <= 64,
                     "tcpConnectionsPerPeer must be 1..64, was " + tcpConnectionsPerPeer);
+            check(security == null || !tcpFallback, "security and tcpFallback cannot be combined yet:"
+                    + " the fallback's TCP frames would travel in plaintext (docs/security.md)");
             EngineConfig engine;
             try {
                 engine = new DerivedProtocol(mtuChosen, budgetChosen, unscheduledChosen, nicQueueChosen, linkChosen)
                         .build(protocol, bindAddress, LARGE_MTU_MAX_INCOMING);
+                if (security != null) { // the sealed datagram, not the engine's, must fit the MTU
+                    engine = engine.toBuilder().ipUdpOverhead(engine.ipUdpOverhead + PspFormat.OVERHEAD).build();
+                }
             } catch (IllegalArgumentException e) {
                 throw new HomaBadArgumentException("bad protocol setting: " + e.getMessage(), e);
             }

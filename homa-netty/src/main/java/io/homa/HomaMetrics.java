@@ -173,7 +173,21 @@ public final class HomaMetrics {
          * Looks at the socket by a thread waiting for its response ({@link HomaConfig#callerSpin()})
          * that found datagrams and handled them itself: wake-ups of the loop saved.
          */
-        CALLER_READS
+        CALLER_READS,
+        /** Secured sockets ({@code HomaConfig.Builder.security}): datagrams sealed (encrypted and tagged) before they left. */
+        DATAGRAMS_SEALED,
+        /** Secured sockets: datagrams whose tag verified and that were decrypted for the engine. */
+        DATAGRAMS_OPENED,
+        /** Secured sockets: datagrams refused because they were not sealed (a plain Homa peer, or anything else). */
+        SECURITY_NOT_SEALED,
+        /** Secured sockets: sealed datagrams refused for their header (too short, a bad crypt offset, another cipher). */
+        SECURITY_BAD_HEADER,
+        /** Secured sockets: sealed datagrams refused because their SPI names a master key this socket does not hold. */
+        SECURITY_UNKNOWN_KEY,
+        /** Secured sockets: sealed datagrams whose tag did not verify (a wrong key or a changed byte). */
+        SECURITY_AUTH_FAILED,
+        /** Secured sockets: sealed datagrams refused as replays (an IV delivered before, or older than the window). */
+        SECURITY_REPLAY
     }
 
     private final long[] counters;

@@ -26,6 +26,16 @@ public interface HomaRequest {
      */
     InetSocketAddress peer();
 
+    /**
+     * The verified identity of the client, on a secured socket ({@link HomaConfig.Builder#security}):
+     * with pre-shared keys, the {@link HomaSecurity#peerName} of the key the request was sealed
+     * under (every datagram of it authenticated). Null on a plain socket, where nothing about the
+     * sender is verified. Authorize by it, never by {@link #peer()}, which any sender can forge.
+     */
+    default String peerIdentity() {
+        return null;
+    }
+
     /** The request's length in bytes. */
     int length();
 

@@ -28,7 +28,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * calls, and hands them to its I/O shell ({@link EngineLoops}, in the non-exported
  * {@code io.homa.internal} packages). The shell knows nothing of this API: it reaches the
  * application only through the narrow interfaces given to it here (the handler, the request
- * factory {@code ServerRequest::new}, the call observer and the exception factory {@link Errors}).
+ * factory of {@code ServerRequest}s, the call observer and the exception factory {@link Errors}).
  */
 final class NettyHomaSocket implements HomaSocket, CallObserver {
     private static final AtomicInteger SERIAL = new AtomicInteger();
@@ -46,7 +46,9 @@ final class NettyHomaSocket implements HomaSocket, CallObserver {
     private NettyHomaSocket(HomaConfig config) {
         this.config = config;
         this.serial = SERIAL.incrementAndGet();
-        this.shell = EngineLoops.open(shellConfig(config), serial, ServerRequest::new, this);
+        String identity = config.security() == null ? null : config.security().peerName();
+        this.shell = EngineLoops.open(shellConfig(config), serial,
+                (path, id, peer, message, max) -> new ServerRequest(path, id, peer, message, max, identity), this);
     }
 
     static NettyHomaSocket open(HomaConfig config) {
@@ -66,7 +68,9 @@ final class NettyHomaSocket implements HomaSocket, CallObserver {
                 c.prioritySockets(), tos, c.receiveBatch(), c.gso(), c.gro(), c.busyPoll(), c.callerSends(), c.callerSpin(), c.nativeTransport(),
                 c.ioTransport().name(), c.receiveBufferBytes(), c.sendBufferBytes(), c.tcpFallback(),
                 c.probeInterval(), c.fallbackPeriod(), c.tcpConnectionsPerPeer(), c.tcpIdleTimeout(), c.faultSeed(),
-                c.dataFaults(), c.controlFaults(), Errors::create);
+                c.dataFaults(), c.controlFaults(), Errors::create,
+                c.security() == null ? null : c.security().keys().masterKeys(),
+                c.security() == null ? null : c.security().peerName());
     }
 
     /** The shell under this socket: for tests that look at its transport, channels or executor. */
@@ -218,11 +222,12 @@ final class NettyHomaSocket implements HomaSocket, CallObserver {
     @Override
     public List<RpcInfo> rpcs() {
         List<RpcState> states = shell.rpcStates();
+        String identity = config.security() == null ? null : config.security().peerName();
         List<RpcInfo> out = new ArrayList<>(states.size());
         for (RpcState r : states) {
             out.add(new RpcInfo(r.id(), r.peer(), r.client() ? RpcInfo.Role.CLIENT : RpcInfo.Role.SERVER, r.state(),
                     r.outLength(), r.outSent(), r.outGranted(), r.inLength(), r.inReceived(), r.inGranted(),
-                    r.gaps(), r.priority(), r.silentTicks(), Duration.ofNanos(r.ageNanos())));
+                    r.gaps(), r.priority(), r.silentTicks(), Duration.ofNanos(r.ageNanos()), identity));
         }
         return List.copyOf(out);
     }

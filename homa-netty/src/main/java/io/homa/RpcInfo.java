@@ -31,11 +31,21 @@ import java.time.Duration;
  *                 else of the incoming one
  * @param silentTicks timer ticks since a packet for this RPC last arrived
  * @param age time since the RPC started on this side
+ * @param peerIdentity the peer's verified identity on a secured socket ({@link HomaRequest#peerIdentity()}), else null
  */
 public record RpcInfo(long id, InetSocketAddress peer, Role role, String state,
                       int outLength, int bytesSent, int bytesGranted,
                       int inLength, long bytesReceived, int bytesGrantedIn, int gaps,
-                      int priority, int silentTicks, Duration age) {
+                      int priority, int silentTicks, Duration age, String peerIdentity) {
+    /** An RPC of a plain socket (no verified identity): the record as it was before {@code peerIdentity}. */
+    public RpcInfo(long id, InetSocketAddress peer, Role role, String state,
+                   int outLength, int bytesSent, int bytesGranted,
+                   int inLength, long bytesReceived, int bytesGrantedIn, int gaps,
+                   int priority, int silentTicks, Duration age) {
+        this(id, peer, role, state, outLength, bytesSent, bytesGranted, inLength, bytesReceived, bytesGrantedIn, gaps,
+                priority, silentTicks, age, null);
+    }
+
     /** Which side of the RPC this socket is. */
     public enum Role { CLIENT, SERVER }
 

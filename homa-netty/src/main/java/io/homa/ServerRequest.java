@@ -10,11 +10,21 @@ import java.time.Duration;
 /**
  * The {@link HomaRequest} a handler receives: the shell's {@link InboundRequest}, whose public
  * methods already are the interface's, so a request costs one object. The shell makes it through
- * {@code ServerRequest::new} (its {@link InboundRequest.Factory}).
+ * a lambda over this constructor (its {@link InboundRequest.Factory}).
  */
 final class ServerRequest extends InboundRequest implements HomaRequest {
-    ServerRequest(Path path, long rpcId, InetSocketAddress peer, ReceivedMessage message, int maxLength) {
+    /** The authenticated peer's identity (a secured socket's), else null. */
+    private final String peerIdentity;
+
+    ServerRequest(Path path, long rpcId, InetSocketAddress peer, ReceivedMessage message, int maxLength,
+                  String peerIdentity) {
         super(path, rpcId, peer, message, maxLength);
+        this.peerIdentity = peerIdentity;
+    }
+
+    @Override
+    public String peerIdentity() {
+        return peerIdentity;
     }
 
     @Override

@@ -36,6 +36,11 @@ final class StatReport {
             {"REQUESTS_DROPPED", "requests dropped: the handler threw, never replied in time, or none was set"},
             {"REQUESTS_SKIPPED", "requests whose handler never ran: their timeout passed in the queue (slow handlers)"},
             {"DATAGRAMS_DROPPED", "datagrams the shell dropped (stray overload notices, processing failures)"},
+            {"SECURITY_NOT_SEALED", "secured socket: plaintext datagrams refused (a peer without the layer)"},
+            {"SECURITY_UNKNOWN_KEY", "secured socket: datagrams under a master key not held (retired, or another cluster's)"},
+            {"SECURITY_AUTH_FAILED", "secured socket: datagrams that failed authentication (wrong key or tampered)"},
+            {"SECURITY_REPLAY", "secured socket: replayed datagrams refused (or reordered beyond the 4,096-packet window)"},
+            {"SECURITY_BAD_HEADER", "secured socket: sealed datagrams with a bad PSP header"},
             {"TIMER_PACKETS_DEFERRED", "RESEND/NEED_ACK/BUSY put off: the timer's share of the link was spent"},
     };
 

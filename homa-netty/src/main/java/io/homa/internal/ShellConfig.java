@@ -28,7 +28,8 @@ public record ShellConfig(EngineConfig engine, InetSocketAddress bindAddress, in
                           boolean gso, boolean gro, boolean busyPoll, boolean callerSends, Duration callerSpin, boolean nativeTransport, String ioTransport,
                           int receiveBufferBytes, int sendBufferBytes, boolean tcpFallback, Duration probeInterval,
                           Duration fallbackPeriod, int tcpConnectionsPerPeer, Duration tcpIdleTimeout, long faultSeed,
-                          FaultModel dataFaults, FaultModel controlFaults, Failure.Factory failures) {
+                          FaultModel dataFaults, FaultModel controlFaults, Failure.Factory failures,
+                          io.homa.core.psp.PspMasterKeys security, String peerName) {
     /** The IP TOS byte of priority {@code level} (used when {@link #prioritySockets()}). */
     public int tos(int level) {
         return tosByLevel[level];
@@ -42,6 +43,11 @@ public record ShellConfig(EngineConfig engine, InetSocketAddress bindAddress, in
     /** The MTU the packets are sized for. */
     public int mtu() {
         return engine.mtu;
+    }
+
+    /** Whether datagrams are sealed and opened ({@link #security()} holds the master keys; null when off). */
+    public boolean secured() {
+        return security != null;
     }
 
     /** Whether the fault injector is on. */

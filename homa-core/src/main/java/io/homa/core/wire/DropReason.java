@@ -53,7 +53,12 @@ public enum DropReason {
     /** A packet that makes no sense in the RPC's state (e.g. a GRANT while the server has no response yet, NEED_ACK from a client, a response before the request was sent). */
     WRONG_STATE,
     /** RPC_UNKNOWN_SINCE with a negative uptime. */
-    BAD_UPTIME;
+    BAD_UPTIME,
+    /**
+     * A sealed (PSP) datagram reached a plain socket: its peer is secured and this socket is not
+     * (or holds no keys). Told apart from {@link #BAD_MAGIC} so that the mismatch is visible.
+     */
+    SEALED;
 
     private static final DropReason[] VALUES = values();
 

@@ -46,7 +46,8 @@ public final class PacketDecoder {
             return DropReason.TOO_SHORT;
         }
         if ((buf.getShort(base + WireFormat.OFF_MAGIC) & 0xFFFF) != WireFormat.MAGIC) {
-            return DropReason.BAD_MAGIC;
+            return (buf.get(base) & 0xFF) == io.homa.core.psp.PspFormat.NEXT_HEADER_HOMA
+                    ? DropReason.SEALED : DropReason.BAD_MAGIC;
         }
         if ((buf.get(base + WireFormat.OFF_VERSION) & 0xFF) != WireFormat.VERSION) {
             return DropReason.BAD_VERSION;

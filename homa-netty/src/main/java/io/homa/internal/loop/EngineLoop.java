@@ -7,6 +7,9 @@ import io.homa.core.HomaEngine;
 import io.homa.core.RpcIds;
 import io.homa.core.RpcState;
 import io.homa.core.Transmit;
+import io.homa.core.psp.PspFormat;
+import io.homa.core.psp.PspOpener;
+import io.homa.core.psp.PspSealer;
 import io.homa.core.wire.DropReason;
 import io.homa.core.wire.PacketDecoder;
 import io.homa.core.wire.WireFormat;
@@ -15,6 +18,7 @@ import io.homa.internal.observe.MetricsSnapshot;
 import io.homa.internal.observe.ShellCounter;
 import io.homa.internal.rpc.DeadlineQueue;
 import io.homa.internal.rpc.Dispatcher;
+import io.homa.internal.udp.DatagramOpener;
 import io.homa.internal.udp.DatagramWriter;
 import io.homa.internal.udp.DirectReader;
 import io.homa.internal.udp.FaultInjector;
@@ -121,6 +125,8 @@ final class EngineLoop {
     private volatile boolean readsPaused;
     private final Runnable resumeReads = this::resumeReadsOnLoop;
     private EngineLoop[] siblings = {this};
+    /** Opens every datagram read when the socket is secured (before anything else sees it); null when not. */
+    private DatagramOpener opener;
 
     /** Guards the engine and all that serves it: see the class comment. */
     private final ReentrantLock engineLock = new ReentrantLock();
@@ -176,8 +182,14 @@ final class EngineLoop {
         }
         this.siblings = siblings;
         memory.allocator(byLevel[0].alloc());
-        int reserve = engineConfig.maxDatagram() * engineConfig.maxGsoSegments;
+        boolean secured = socket.config.secured();
+        // Secured: the engine's datagrams are OVERHEAD shorter (HomaConfig), the sealed ones as long as plain ones.
+        int reserve = (engineConfig.maxDatagram() + (secured ? PspFormat.OVERHEAD : 0)) * engineConfig.maxGsoSegments;
         this.writer = new DatagramWriter(byLevel, gso, faults, loop, shell, reserve, socket.config.engine().maxGsoSegments);
+        if (secured) {
+            writer.sealWith(new PspSealer(socket.config.security()));
+            this.opener = new DatagramOpener(new PspOpener(socket.pspState), shell, byLevel[0].alloc());
+        }
         this.callerTurns = callerSends && faults == null && writer.sendsDirectly();
         if (callerTurns && callerSpinNanos > 0) {
             this.reader = DirectReader.of(channels, readBytes);
@@ -368,6 +380,9 @@ final class EngineLoop {
                 if (!read) {
                     read = true;
                     count(ShellCounter.CALLER_READS);
+                }
+                if (opener != null && (p = opener.open(p)) == null) {
+                    continue; // refused and counted
                 }
                 onDatagram(p);
             }
@@ -699,6 +714,9 @@ final class EngineLoop {
             if (msg instanceof DatagramPacket p) {
                 lock();
                 try {
+                    if (opener != null && (p = opener.open(p)) == null) {
+                        return; // refused and counted (the finally unlocks)
+                    }
                     receiveDrain.offer(p);
                 } finally {
                     engineLock.unlock();

@@ -69,6 +69,8 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
     final AtomicInteger callersSpinning = new AtomicInteger();
 
     final ShellConfig config;
+    /** What the loops remember of their peers' SPIs (keys, replay windows); null when not secured. */
+    final io.homa.core.psp.PspReceiveState pspState;
     final CallObserver observer;
     private final int serial;
     private final InboundRequest.Factory requests;
@@ -93,6 +95,7 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
 
     private EngineLoops(ShellConfig config, int serial, InboundRequest.Factory requests, CallObserver observer) {
         this.config = config;
+        this.pspState = config.secured() ? new io.homa.core.psp.PspReceiveState(config.security()) : null;
         this.serial = serial;
         this.requests = requests;
         this.observer = observer;

@@ -3,6 +3,8 @@ package io.homa.internal.udp;
 import io.homa.internal.observe.ShellCounter;
 import io.homa.internal.transport.Transport;
 import io.homa.core.Transmit;
+import io.homa.core.psp.PspFormat;
+import io.homa.core.psp.PspSealer;
 import io.homa.core.wire.WireFormat;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
@@ -54,6 +56,13 @@ import java.util.concurrent.TimeUnit;
  * a task for the loop and wake it. UDP sockets take concurrent system calls; datagrams need no
  * order. What the route does not take (a GSO send, a composite, a full socket buffer: EAGAIN) goes
  * through Netty as usual. Native channels only ({@link #sendsDirectly()}).
+ *
+ * <p>Sealing (a secured socket, {@code HomaConfig.Builder.security}): the engine writes its plaintext
+ * into a scratch buffer of this writer instead ({@link #reserve()}), and each of its datagrams is
+ * sealed ({@link PspSealer}) from there, or from the header and the caller's payload slices of a
+ * zero-copy transmit, straight into the arena, 32 bytes longer; from then on the sealed datagrams
+ * take the path above (runs, GSO sends, the direct route) as plain ones would. The payload is
+ * thus copied once, by the cipher, which has to write new bytes anyway.
  *
  * <p>Buffer ownership: the arena holds one reference to each buffer; every slice written holds one
  * more, released by Netty once sent (or here, once the direct route sent it). Delayed
@@ -114,6 +123,10 @@ public final class DatagramWriter {
     private InetSocketAddress runTo;
     private int unflushedBytes;
     private final Set<DatagramPacket> delayed = Collections.newSetFromMap(new IdentityHashMap<>());
+    /** Seals every datagram when the socket is secured; null when it is not. */
+    private PspSealer sealer;
+    /** Where the engine writes its plaintext when sealing (see the class comment). */
+    private ByteBuffer plain;
 
     /**
      * @param byLevel     the channel of each priority level 0..7 (levels may share one)
@@ -146,6 +159,16 @@ public final class DatagramWriter {
         this.maxSegments = maxSegments;
     }
 
+    /**
+     * Seals every datagram from now on (before the first send). {@code reserveBytes} (given to the
+     * constructor) must leave room for the sealed transmit: the engine's datagrams are
+     * {@link PspFormat#OVERHEAD} shorter than the MTU allows, so that the sealed ones fit it.
+     */
+    public void sealWith(PspSealer sealer) {
+        this.sealer = sealer;
+        this.plain = ByteBuffer.allocateDirect(reserveBytes);
+    }
+
     /** Whether a thread other than the loop can send without waking the loop (native channels). */
     public boolean sendsDirectly() {
         return direct != null;
@@ -164,6 +187,9 @@ public final class DatagramWriter {
     /** A buffer with room for one transmit, positioned where the engine should write. */
     public ByteBuffer reserve() {
         batch = arena.buffer(reserveBytes);
+        if (sealer != null) {
+            return plain.clear();
+        }
         return batch.internalNioBuffer(batch.writerIndex(), batch.writableBytes());
     }
 
@@ -176,29 +202,94 @@ public final class DatagramWriter {
      */
     public void send(Transmit t, ByteBuf payload) {
         int length = t.length();
-        if (t.payloadByReference() && payload == null) {
+        boolean byReference = t.payloadByReference();
+        if (byReference && payload == null) {
             throw new IllegalStateException("no buffer owns the payload of " + t);
+        }
+        if (!byReference) {
+            payload = null;
         }
         int chIndex = channelOfLevel[t.priority()];
         InetSocketAddress to = t.destination();
         int segments = t.segments();
-        shell[(t.isData() ? ShellCounter.BYTES_SENT_DATA : ShellCounter.BYTES_SENT_CONTROL).ordinal()] += length;
-        shell[ShellCounter.DATAGRAMS_SENT.ordinal()] += segments;
         if (t.isData()) {
             int payloadBytes = length - segments * WireFormat.DATA_HEADER;
-            shell[(t.payloadByReference() ? ShellCounter.SEND_PAYLOAD_BYTES_IN_PLACE : ShellCounter.SEND_PAYLOAD_BYTES_COPIED).ordinal()]
-                    += payloadBytes;
+            shell[(byReference && sealer == null ? ShellCounter.SEND_PAYLOAD_BYTES_IN_PLACE
+                    : ShellCounter.SEND_PAYLOAD_BYTES_COPIED).ordinal()] += payloadBytes;
         }
+        int segmentSize = t.segmentSize();
+        int written = t.written();
+        if (sealer != null) {
+            length = seal(t, payload);
+            written = length;
+            segmentSize += PspFormat.OVERHEAD;
+            byReference = false;
+            payload = null;
+            shell[ShellCounter.DATAGRAMS_SEALED.ordinal()] += segments;
+        }
+        shell[(t.isData() ? ShellCounter.BYTES_SENT_DATA : ShellCounter.BYTES_SENT_CONTROL).ordinal()] += length;
+        shell[ShellCounter.DATAGRAMS_SENT.ordinal()] += segments;
         unflushedBytes += length;
-        if (segments == 1 && !t.payloadByReference() && batchesAcrossMessages()) {
+        if (segments == 1 && !byReference && batchesAcrossMessages()) {
             addToRun(chIndex, to, length);
         } else {
             writeRun(); // what was written before leaves before this
-            sendAlone(t, payload, chIndex, to, segments);
+            sendAlone(t, payload, chIndex, to, segments, segmentSize, length, written);
         }
         if (unflushedBytes >= FLUSH_THRESHOLD) {
             flush();
         }
+    }
+
+    /**
+     * Seals the engine's datagrams of {@code t} (in {@link #plain}, or its headers there and the
+     * payload in {@code payload}) back to back into the batch at its writer index, which stays
+     * where it is (the send path moves it); returns the bytes written.
+     */
+    private int seal(Transmit t, ByteBuf payload) {
+        ByteBuffer out = batch.internalNioBuffer(batch.writerIndex(), batch.writableBytes());
+        int start = out.position();
+        int segments = t.segments();
+        int size = t.segmentSize();
+        if (!t.payloadByReference()) {
+            for (int i = 0; i < segments; i++) {
+                int off = i * size;
+                sealer.seal(plain, off, Math.min(size, t.length() - off), out);
+            }
+        } else {
+            int h = t.headerSize();
+            int per = size - h;
+            int payloadBytes = t.length() - segments * h;
+            for (int i = 0; i < segments; i++) {
+                int off = i * per;
+                int n = Math.min(per, payloadBytes - off);
+                int index = payload.readerIndex() + t.payloadOffset() + off;
+                if (payload.nioBufferCount() == 1) {
+                    ByteBuffer p = payload.internalNioBuffer(index, n);
+                    sealer.seal(plain, i * h, h, p, p.position(), n, null, 0, 0, out);
+                } else {
+                    ByteBuffer[] parts = payload.nioBuffers(index, n);
+                    ByteBuffer a = parts.length > 2 ? merged(parts) : parts[0];
+                    ByteBuffer b = parts.length == 2 ? parts[1] : null;
+                    sealer.seal(plain, i * h, h, a, a.position(), a.remaining(), b, b == null ? 0 : b.position(),
+                            b == null ? 0 : b.remaining(), out);
+                }
+            }
+        }
+        return out.position() - start;
+    }
+
+    /** A segment's payload that spans more than two components, in one buffer (rare: a composite of small parts). */
+    private static ByteBuffer merged(ByteBuffer[] parts) {
+        int n = 0;
+        for (ByteBuffer p : parts) {
+            n += p.remaining();
+        }
+        ByteBuffer m = ByteBuffer.allocate(n);
+        for (ByteBuffer p : parts) {
+            m.put(p.duplicate());
+        }
+        return m.flip();
     }
 
     /**
@@ -250,23 +341,27 @@ public final class DatagramWriter {
     }
 
     /** Sends a transmit that joins no run, as the class comment says. */
-    private void sendAlone(Transmit t, ByteBuf payload, int chIndex, InetSocketAddress to, int segments) {
-        ByteBuf bytes = take(t.written());
-        if (!t.payloadByReference()) {
-            payload = null;
-        }
+    /**
+     * Sends a transmit that joins no run, as the class comment says: {@code segments} datagrams
+     * of {@code size} bytes ({@code length} in all, the last may be shorter), {@code written} of
+     * them at the batch's writer index (all of them unless {@code payload} holds the rest by reference).
+     */
+    private void sendAlone(Transmit t, ByteBuf payload, int chIndex, InetSocketAddress to, int segments, int size,
+                           int length, int written) {
+        ByteBuf bytes = take(written);
         Channel ch = channels.get(chIndex);
         if (faults != null) {
-            sendWithFaults(ch, chIndex, bytes, payload, t);
+            sendWithFaults(ch, chIndex, bytes, payload, t, size, length);
         } else if (segments == 1) {
-            write(ch, chIndex, new DatagramPacket(payload == null ? bytes : inPlace(segment(ch, bytes, payload, t, 0), bytes), to));
+            write(ch, chIndex, new DatagramPacket(payload == null ? bytes
+                    : inPlace(segment(ch, bytes, payload, t, 0, size, length), bytes), to));
         } else if (gso) {
             shell[ShellCounter.GSO_SENDS.ordinal()]++;
             ByteBuf all = payload == null ? bytes : inPlace(gathered(ch, bytes, payload, t), bytes);
-            write(ch, chIndex, new SegmentedDatagramPacket(all, t.segmentSize(), to));
+            write(ch, chIndex, new SegmentedDatagramPacket(all, size, to));
         } else {
             for (int i = 0; i < segments; i++) {
-                write(ch, chIndex, new DatagramPacket(segment(ch, bytes, payload, t, i), to));
+                write(ch, chIndex, new DatagramPacket(segment(ch, bytes, payload, t, i, size, length), to));
             }
             bytes.release();
         }
@@ -283,11 +378,10 @@ public final class DatagramWriter {
      * Datagram {@code i} of {@code t} as a buffer of its own (the caller owns one reference): a
      * slice of {@code bytes}, or with {@code payload} a composite of its header and payload slices.
      */
-    private static ByteBuf segment(Channel ch, ByteBuf bytes, ByteBuf payload, Transmit t, int i) {
+    private static ByteBuf segment(Channel ch, ByteBuf bytes, ByteBuf payload, Transmit t, int i, int size, int length) {
         if (payload == null) {
-            int size = t.segmentSize();
             int off = i * size;
-            return bytes.retainedSlice(off, Math.min(size, t.length() - off));
+            return bytes.retainedSlice(off, Math.min(size, length - off));
         }
         CompositeByteBuf c = ch.alloc().compositeDirectBuffer(2);
         addSegment(c, bytes, payload, t, i);
@@ -321,10 +415,10 @@ public final class DatagramWriter {
                 Math.min(per, payloadBytes - off)));
     }
 
-    private void sendWithFaults(Channel ch, int chIndex, ByteBuf bytes, ByteBuf payload, Transmit t) {
+    private void sendWithFaults(Channel ch, int chIndex, ByteBuf bytes, ByteBuf payload, Transmit t, int size, int length) {
         boolean data = t.isData();
         for (int i = 0; i < t.segments(); i++) {
-            DatagramPacket p = new DatagramPacket(segment(ch, bytes, payload, t, i), t.destination());
+            DatagramPacket p = new DatagramPacket(segment(ch, bytes, payload, t, i, size, length), t.destination());
             switch (faults.decide(data)) {
                 case SEND -> write(ch, chIndex, p);
                 case DROP -> {

@@ -1,0 +1,111 @@
+package io.homa.core.psp;
+
+import javax.crypto.Cipher;
+import javax.crypto.spec.GCMParameterSpec;
+import javax.crypto.spec.SecretKeySpec;
+import java.nio.ByteBuffer;
+import java.security.GeneralSecurityException;
+import java.security.SecureRandom;
+
+/**
+ * Seals outgoing Homa packets (see {@link PspFormat}) for one event loop. The loop has an SPI of
+ * its own, so its IVs are an IV space of their own: a counter that starts at the wall clock in
+ * microseconds when the SPI is chosen and counts one per packet, so it never meets the IVs of an
+ * earlier incarnation under the same key unless that one sent more than a packet per microsecond
+ * for its whole life; and a new SPI is drawn at random on every start and every key change, so
+ * the same key and IV pair would take both. In the pre-shared mode the key is derived here from
+ * the shared master key ({@link PspMasterKeys}); a receiver derives the same from the SPI.
+ *
+ * <p>Confined to its loop (a caller's turn holds the loop's lock); not thread-safe.
+ */
+public final class PspSealer {
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private final PspMasterKeys keys;
+    private final Cipher cipher;
+    private final byte[] nonce = new byte[12];
+    private int keysVersion = Integer.MIN_VALUE;
+    private int spi;
+    private SecretKeySpec key;
+    private long iv;
+
+    public PspSealer(PspMasterKeys keys) {
+        this.keys = keys;
+        try {
+            this.cipher = Cipher.getInstance("AES/GCM/NoPadding");
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("the JDK's AES-GCM is missing", e);
+        }
+    }
+
+    /** The SPI the next packet is sealed under (for tests and stats). */
+    public int spi() {
+        refresh();
+        return spi;
+    }
+
+    /**
+     * Seals the Homa packet {@code packet[at, at + length)} into {@code out} at its position,
+     * which advances by {@code length + PspFormat.OVERHEAD}.
+     */
+    public void seal(ByteBuffer packet, int at, int length, ByteBuffer out) {
+        int clear = PspFormat.clearLength(packet, at, length);
+        seal(packet, at, clear, packet, at + clear, length - clear, null, 0, 0, out);
+    }
+
+    /**
+     * Seals a packet given as its header {@code header[hAt, hAt + hLength)} followed by payload
+     * bytes in up to two parts ({@code b} may be null): the zero-copy send's header and payload
+     * slices. The header must be the packet's whole readable part (its {@link PspFormat#clearLength}).
+     */
+    public void seal(ByteBuffer header, int hAt, int hLength, ByteBuffer a, int aAt, int aLength,
+                     ByteBuffer b, int bAt, int bLength, ByteBuffer out) {
+        refresh();
+        long thisIv = iv++;
+        int p = out.position();
+        out.put(p + PspFormat.OFF_NEXT_HEADER, (byte) PspFormat.NEXT_HEADER_HOMA);
+        out.put(p + PspFormat.OFF_EXT_LENGTH, (byte) 0);
+        out.put(p + PspFormat.OFF_CRYPT_OFFSET, (byte) (hLength / 4));
+        out.put(p + PspFormat.OFF_FLAGS, (byte) PspFormat.flagsByte(keys.pspVersion()));
+        out.putInt(p + PspFormat.OFF_SPI, spi);
+        out.putLong(p + PspFormat.OFF_IV, thisIv);
+        out.put(p + PspFormat.HEADER, header, hAt, hLength);
+        nonceOf(spi, thisIv, nonce);
+        try {
+            cipher.init(Cipher.ENCRYPT_MODE, key, new GCMParameterSpec(128, nonce));
+            ByteBuffer aad = out.duplicate().position(p).limit(p + PspFormat.HEADER + hLength);
+            cipher.updateAAD(aad);
+            out.position(p + PspFormat.HEADER + hLength);
+            if (aLength > 0) {
+                cipher.update(a.duplicate().limit(aAt + aLength).position(aAt), out);
+            }
+            ByteBuffer last = b != null && bLength > 0 ? b.duplicate().limit(bAt + bLength).position(bAt)
+                    : ByteBuffer.allocate(0);
+            cipher.doFinal(last, out);
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("AES-GCM failed to seal a packet", e);
+        }
+    }
+
+    /** Takes a new SPI and key when the master keys changed (or on the first packet). */
+    private void refresh() {
+        if (keys.version() == keysVersion) {
+            return;
+        }
+        PspMasterKeys.SendKey k = keys.newSendKey(RANDOM);
+        spi = k.spi();
+        key = new SecretKeySpec(k.key(), "AES");
+        iv = Math.max(1, System.currentTimeMillis() * 1000);
+        keysVersion = k.version();
+    }
+
+    static void nonceOf(int spi, long iv, byte[] nonce) {
+        nonce[0] = (byte) (spi >>> 24);
+        nonce[1] = (byte) (spi >>> 16);
+        nonce[2] = (byte) (spi >>> 8);
+        nonce[3] = (byte) spi;
+        for (int i = 0; i < 8; i++) {
+            nonce[4 + i] = (byte) (iv >>> (56 - 8 * i));
+        }
+    }
+}
