@@ -59,8 +59,10 @@ class ApiSealTest {
         for (ModuleDescriptor.Exports e : d.exports()) {
             assertTrue(e.isQualified(), e.toString());
             // homa-collective's simulation driver (io.homa.collective.sim) runs engines on the
-            // simulated network: the engine and the simulator, never the wire format, go to it too.
-            Set<String> allowed = e.source().equals("io.homa.core.wire") ? Set.of("io.homa")
+            // simulated network: the engine and the simulator, never the wire format or the
+            // security layer, go to it too.
+            Set<String> allowed = e.source().equals("io.homa.core.wire") || e.source().equals("io.homa.core.psp")
+                    ? Set.of("io.homa")
                     : Set.of("io.homa", "io.homa.collective");
             assertEquals(allowed, e.targets(), e.toString());
         }

@@ -47,10 +47,20 @@ class SecuredSocketTest {
 
     @Test
     void echoesOfEverySizeTravelSealedAndHandlersSeeTheIdentity() throws Exception {
+        echoes(false);
+    }
+
+    /** The same with UDP GRO on both sides: a coalesced datagram of sealed segments is opened segment by segment. */
+    @Test
+    void echoesTravelSealedWithGro() throws Exception {
+        echoes(true);
+    }
+
+    private void echoes(boolean gro) throws Exception {
         HomaKeyRing ring = HomaKeyRing.of(HomaKeyRing.Cipher.AES_GCM_128, KEY);
         Set<String> identities = ConcurrentHashMap.newKeySet();
-        try (HomaSocket server = HomaSocket.open(secured(ring).build());
-             HomaSocket client = HomaSocket.open(secured(HomaKeyRing.of(HomaKeyRing.Cipher.AES_GCM_128, KEY)).build())) {
+        try (HomaSocket server = HomaSocket.open(secured(ring).gro(gro).build());
+             HomaSocket client = HomaSocket.open(secured(HomaKeyRing.of(HomaKeyRing.Cipher.AES_GCM_128, KEY)).gro(gro).build())) {
             server.serve(r -> {
                 identities.add(String.valueOf(r.peerIdentity()));
                 r.reply(r.payload());
@@ -72,6 +82,7 @@ class SecuredSocketTest {
                 }
             }
             assertEquals(Set.of("cluster-a"), identities);
+            assertTrue(client.rpcs().stream().allMatch(r -> "cluster-a".equals(r.peerIdentity())));
             assertTrue(shell(client, HomaMetrics.Shell.DATAGRAMS_SEALED) > 0);
             assertEquals(shell(client, HomaMetrics.Shell.DATAGRAMS_SEALED), shell(client, HomaMetrics.Shell.DATAGRAMS_SENT));
             assertTrue(shell(server, HomaMetrics.Shell.DATAGRAMS_OPENED) > 0);

@@ -44,7 +44,12 @@ public final class CompareReport {
             new Target("throughput-1MB Gbit/s grpc-homa/grpc", "throughput-1MB", "gbit_per_s", "grpc-homa", "grpc", 1.0,
                     false),
             new Target("throughput-1MB alloc B/call grpc-homa", "throughput-1MB", "alloc_bytes_per_call", "grpc-homa", "1",
-                    2_500_000, true));
+                    2_500_000, true),
+            // The security layer (compare --transports homa,homa-psp,...): sealed against plain, one run.
+            new Target("unloaded-100B cpu/call homa-psp/homa", "unloaded-100B", "cpu_us_per_call", "homa-psp", "homa",
+                    1.25, true),
+            new Target("throughput-1MB Gbit/s homa-psp/homa", "throughput-1MB", "gbit_per_s", "homa-psp", "homa", 0.8,
+                    false));
 
     private final Map<String, Map<Scenario, Summary>> results = new LinkedHashMap<>();
     private final Map<String, Object> machine;

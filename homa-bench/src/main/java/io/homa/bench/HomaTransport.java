@@ -1,6 +1,8 @@
 package io.homa.bench;
 
 import io.homa.HomaConfig;
+import io.homa.HomaKeyRing;
+import io.homa.HomaSecurity;
 import io.homa.HomaSocket;
 import io.homa.micrometer.HomaMetricsBinder;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -46,10 +48,32 @@ public final class HomaTransport implements Transport {
     private final HomaConfig config;
     /** Where every socket's meters go, or null: no binder. */
     private final MeterRegistry registry;
+    /** Whether every datagram is sealed ({@code homa-psp}). */
+    private final boolean secured;
+
+    /**
+     * The master key of {@code homa-psp}: fixed, so that the server's JVM (compare runs servers
+     * in processes of their own) holds the client's key. A benchmark key, never a real one.
+     */
+    private static final byte[] BENCH_KEY = new byte[32];
+
+    static {
+        for (int i = 0; i < BENCH_KEY.length; i++) {
+            BENCH_KEY[i] = (byte) (0x5A ^ i * 7);
+        }
+    }
 
     /** {@code homa}: the default configuration's transport, one event loop. */
     public HomaTransport() {
-        this(Transports.HOMA, HomaConfig.IoTransport.AUTO, 1, null);
+        this(Transports.HOMA, HomaConfig.IoTransport.AUTO, 1, null, false);
+    }
+
+    /**
+     * {@code homa-psp}: {@code homa} with every datagram sealed ({@code HomaConfig.Builder.security},
+     * pre-shared AES-GCM-128 keys): what the security layer costs, against {@code homa} in the same run.
+     */
+    public static HomaTransport secured() {
+        return new HomaTransport(Transports.HOMA_PSP, HomaConfig.IoTransport.AUTO, 1, null, true);
     }
 
     /**
@@ -58,7 +82,7 @@ public final class HomaTransport implements Transport {
      * {@code machine.homa_transports} records what each name really ran on.
      */
     public static HomaTransport on(String name, HomaConfig.IoTransport io) {
-        return new HomaTransport(name, io, 1, null);
+        return new HomaTransport(name, io, 1, null, false);
     }
 
     /**
@@ -67,19 +91,20 @@ public final class HomaTransport implements Transport {
      * engine adds to one client and one server.
      */
     public static HomaTransport twoLoops() {
-        return new HomaTransport(Transports.HOMA_2LOOPS, HomaConfig.IoTransport.AUTO, 2, null);
+        return new HomaTransport(Transports.HOMA_2LOOPS, HomaConfig.IoTransport.AUTO, 2, null, false);
     }
 
     /** The same transport with a Micrometer binder on every socket (JFR events stay off). */
     public HomaTransport withMicrometer() {
-        return new HomaTransport(name, io, loops, new SimpleMeterRegistry());
+        return new HomaTransport(name, io, loops, new SimpleMeterRegistry(), secured);
     }
 
-    private HomaTransport(String name, HomaConfig.IoTransport io, int loops, MeterRegistry registry) {
+    private HomaTransport(String name, HomaConfig.IoTransport io, int loops, MeterRegistry registry, boolean secured) {
         this.name = name;
         this.io = io;
         this.loops = loops;
         this.registry = registry;
+        this.secured = secured;
         HomaConfig.Builder b = HomaConfig.builder()
                 .bindAddress(NettyIo.anyPort())
                 .inlineExecution(true)
@@ -125,6 +150,9 @@ public final class HomaTransport implements Transport {
         if (zeroCopySend != null) {
             b.zeroCopySend(Boolean.parseBoolean(zeroCopySend));
         }
+        if (secured) {
+            b.security(HomaSecurity.preSharedKeys(HomaKeyRing.of(HomaKeyRing.Cipher.AES_GCM_128, BENCH_KEY)));
+        }
         this.config = b.build();
     }
 
@@ -141,7 +169,7 @@ public final class HomaTransport implements Transport {
     /** Variants on the same Netty transport run the same code: one JIT warm-up serves them. */
     @Override
     public String warmUpGroup() {
-        return Transports.HOMA + "/" + io;
+        return Transports.HOMA + "/" + io + (secured ? "/psp" : "");
     }
 
     /** The Netty transport a socket of this configuration runs on here (io_uring, epoll or nio). */

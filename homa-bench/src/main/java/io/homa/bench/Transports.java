@@ -13,6 +13,8 @@ public final class Transports {
     public static final String HOMA_EPOLL = "homa-epoll";
     public static final String HOMA_IOURING = "homa-iouring";
     public static final String HOMA_NIO = "homa-nio";
+    /** Homa with every datagram sealed (the security layer, pre-shared keys); on request. */
+    public static final String HOMA_PSP = "homa-psp";
     public static final String TCP_SINGLE = "tcp-single";
     public static final String TCP_POOL = "tcp-pool";
     public static final String UDP_RAW = "udp-raw";
@@ -35,7 +37,7 @@ public final class Transports {
      * Every transport name, in the order results are shown (grpc-pool, tcp-blocking, udp-spin and
      * Homa on a named Netty transport only on request).
      */
-    public static final List<String> KNOWN = List.of(HOMA, HOMA_2LOOPS, HOMA_EPOLL, HOMA_IOURING, HOMA_NIO, TCP_SINGLE,
+    public static final List<String> KNOWN = List.of(HOMA, HOMA_2LOOPS, HOMA_EPOLL, HOMA_IOURING, HOMA_NIO, HOMA_PSP, TCP_SINGLE,
             TCP_POOL, TCP_BLOCKING, UDP_RAW, UDP_SPIN, GRPC, GRPC_HOMA, GRPC_DEFAULT, GRPC_HOMA_DEFAULT, GRPC_POOL);
 
     private Transports() {
@@ -53,6 +55,7 @@ public final class Transports {
             case HOMA_EPOLL -> HomaTransport.on(HOMA_EPOLL, HomaConfig.IoTransport.EPOLL);
             case HOMA_IOURING -> HomaTransport.on(HOMA_IOURING, HomaConfig.IoTransport.IO_URING);
             case HOMA_NIO -> HomaTransport.on(HOMA_NIO, HomaConfig.IoTransport.NIO);
+            case HOMA_PSP -> HomaTransport.secured();
             case TCP_SINGLE -> TcpTransport.single();
             case TCP_POOL -> TcpTransport.pool();
             case UDP_RAW -> new UdpTransport();

@@ -128,12 +128,16 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
     /** Creates the engines, binds every channel on the one port, and starts reading. */
     private void bind() {
         EngineConfig base = config.engine();
-        // One GSO send carries at most one UDP payload (64 KB) and 64 segments.
-        int maxSegments = Math.max(1, Math.min(base.maxGsoSegments, Transport.MAX_UDP_PAYLOAD / base.maxDatagram()));
+        // One GSO send carries at most one UDP payload (64 KB) and 64 segments; sealed, each
+        // segment is PSP's 32 bytes longer than the engine's datagram.
+        int sealedDatagram = base.maxDatagram() + (config.secured() ? io.homa.core.psp.PspFormat.OVERHEAD : 0);
+        int maxSegments = Math.max(1, Math.min(base.maxGsoSegments, Transport.MAX_UDP_PAYLOAD / sealedDatagram));
         // Zero-copy send gathers header and payload slices into a composite: epoll hands it to the
         // kernel as an iovec, but NIO's datagram channel first copies any composite into one direct
         // buffer, so there the engine's own single copy is cheaper.
-        boolean inPlace = base.sendPayloadByReference && transport.epoll;
+        // Sealed, the cipher copies the payload anyway: the engine's copy into the plaintext buffer
+        // is then the cheaper way to gather it (DatagramWriter).
+        boolean inPlace = base.sendPayloadByReference && transport.epoll && !config.secured();
         SecureRandom random = new SecureRandom();
         Iterator<EventExecutor> executors = group.iterator();
         for (int i = 0; i < loops.length; i++) {

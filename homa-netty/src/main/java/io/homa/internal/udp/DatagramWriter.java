@@ -125,8 +125,12 @@ public final class DatagramWriter {
     private final Set<DatagramPacket> delayed = Collections.newSetFromMap(new IdentityHashMap<>());
     /** Seals every datagram when the socket is secured; null when it is not. */
     private PspSealer sealer;
-    /** Where the engine writes its plaintext when sealing (see the class comment). */
+    /** Where the engine writes its plaintext when sealing (see the class comment): heap memory, see {@link #sealWith}. */
     private ByteBuffer plain;
+    /** One plaintext packet gathered from a zero-copy transmit's header and payload (heap). */
+    private ByteBuffer gather;
+    /** One sealed packet before it is copied into the arena (heap). */
+    private ByteBuffer sealedOne;
 
     /**
      * @param byLevel     the channel of each priority level 0..7 (levels may share one)
@@ -166,7 +170,13 @@ public final class DatagramWriter {
      */
     public void sealWith(PspSealer sealer) {
         this.sealer = sealer;
-        this.plain = ByteBuffer.allocateDirect(reserveBytes);
+        // The cipher works on heap arrays: the JDK's AES-GCM is fastest there (its intrinsics take
+        // arrays; a direct buffer goes through temporary arrays, which cost 1.5x the time and 2.6x
+        // the garbage per MTU-sized packet, measured in docs/benchmarks.md, "The security layer").
+        // Each sealed packet is then copied into the arena's direct memory, a memcpy.
+        this.plain = ByteBuffer.allocate(reserveBytes);
+        this.gather = ByteBuffer.allocate(Transport.MAX_UDP_PAYLOAD);
+        this.sealedOne = ByteBuffer.allocate(Transport.MAX_UDP_PAYLOAD + PspFormat.OVERHEAD);
     }
 
     /** Whether a thread other than the loop can send without waking the loop (native channels). */
@@ -254,7 +264,7 @@ public final class DatagramWriter {
         if (!t.payloadByReference()) {
             for (int i = 0; i < segments; i++) {
                 int off = i * size;
-                sealer.seal(plain, off, Math.min(size, t.length() - off), out);
+                sealOne(plain, off, Math.min(size, t.length() - off), out);
             }
         } else {
             int h = t.headerSize();
@@ -263,33 +273,21 @@ public final class DatagramWriter {
             for (int i = 0; i < segments; i++) {
                 int off = i * per;
                 int n = Math.min(per, payloadBytes - off);
-                int index = payload.readerIndex() + t.payloadOffset() + off;
-                if (payload.nioBufferCount() == 1) {
-                    ByteBuffer p = payload.internalNioBuffer(index, n);
-                    sealer.seal(plain, i * h, h, p, p.position(), n, null, 0, 0, out);
-                } else {
-                    ByteBuffer[] parts = payload.nioBuffers(index, n);
-                    ByteBuffer a = parts.length > 2 ? merged(parts) : parts[0];
-                    ByteBuffer b = parts.length == 2 ? parts[1] : null;
-                    sealer.seal(plain, i * h, h, a, a.position(), a.remaining(), b, b == null ? 0 : b.position(),
-                            b == null ? 0 : b.remaining(), out);
-                }
+                gather.clear();
+                gather.put(0, plain, i * h, h);
+                payload.getBytes(payload.readerIndex() + t.payloadOffset() + off, gather.array(),
+                        gather.arrayOffset() + h, n);
+                sealOne(gather, 0, h + n, out);
             }
         }
         return out.position() - start;
     }
 
-    /** A segment's payload that spans more than two components, in one buffer (rare: a composite of small parts). */
-    private static ByteBuffer merged(ByteBuffer[] parts) {
-        int n = 0;
-        for (ByteBuffer p : parts) {
-            n += p.remaining();
-        }
-        ByteBuffer m = ByteBuffer.allocate(n);
-        for (ByteBuffer p : parts) {
-            m.put(p.duplicate());
-        }
-        return m.flip();
+    /** Seals the packet {@code from[at, at + length)} (heap) into {@link #sealedOne}, then copies it to {@code out}. */
+    private void sealOne(ByteBuffer from, int at, int length, ByteBuffer out) {
+        sealedOne.clear();
+        sealer.seal(from, at, length, sealedOne);
+        out.put(sealedOne.flip());
     }
 
     /**
