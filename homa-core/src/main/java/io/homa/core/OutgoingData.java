@@ -229,11 +229,16 @@ final class OutgoingData {
         Rpc rpc = rpcs.controlTarget(from, p.senderId);
         if (rpc == null) {
             DropReason why = rpcs.whyMissing(from, p.senderId);
+            Peer peer = rpcs.peer(from);
             if (why == DropReason.WRONG_PEER) {
                 counters.drop(why);
-            } else if (p.wantsUptime && RpcIds.isClientId(p.senderId)) {
+            } else if (p.wantsUptime && RpcIds.isClientId(p.senderId)
+                    && (peer == null || !peer.tombstones.contains(p.senderId))) {
                 control.rpcUnknownSince(from, p.senderId ^ 1, incarnation, Math.max(0, uptimeNanos));
             } else {
+                // Plain RPC_UNKNOWN also for a tombstoned id: its request ran here (in this
+                // incarnation), so the client must not take the answer as "never ran" and send
+                // it again; without the uptime, it fails a call that is not idempotent.
                 control.bare(from, PacketType.RPC_UNKNOWN, p.senderId ^ 1, Counter.PACKETS_SENT_RPC_UNKNOWN);
             }
             return;

@@ -46,6 +46,8 @@ final class Rpc {
      * longer knows it (else only when the server provably never had it whole).
      */
     boolean idempotent;
+    /** Server: the client acknowledged the response (the RPC ends with its client holding the response). */
+    boolean acknowledged;
     /**
      * Client: when the whole request first went out (ns; any copy, restarts included), valid once
      * {@link #wholeRequestSent}. A server incarnation younger than this may be one that replaced a

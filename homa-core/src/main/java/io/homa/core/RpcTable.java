@@ -220,12 +220,23 @@ final class RpcTable {
         } else {
             peer.serverRpcs.remove(rpc.clientId());
             serverRpcCount--;
-            if (cfg.tombstoneTicks > 0 && rpc.state == Rpc.State.SERVER_AWAITING_ACK) {
-                // Acknowledged: the client has the response, so any request packet for this id
-                // still in the network is a late duplicate that must not run again.
-                // Kept for two round trips at least: on a slow path a copy can be late by that much.
+            if (rpc.state == Rpc.State.SERVER_AWAITING_ACK || rpc.state == Rpc.State.SERVER_RESPONDING) {
+                // The handler ran (there is a response). Acknowledged, the client has the response,
+                // so any request packet for this id still in the network is a late duplicate that
+                // must not run again: kept for two round trips at least (on a slow path a copy can
+                // be late by that much). Ended without an ACK (the client fell silent, or the RPC
+                // was abandoned), the client may still be receiving: it must learn that the request
+                // ran, not that it is unknown, or it would send it again (onResend answers a
+                // tombstoned id with RPC_UNKNOWN, which a client takes as "may have run"). Kept until
+                // a client that hears nothing more would have failed the call itself.
                 long rtt = peer.roundTripTicks(cfg.tickNanos, roundTripCapTicks);
-                peer.tombstones.add(rpc.clientId(), boxed(clock.tick() + Math.max(cfg.tombstoneTicks, 2L * rtt)));
+                long keep = Math.max(cfg.tombstoneTicks, 2L * rtt);
+                if (!rpc.acknowledged) {
+                    keep = Math.max(keep, cfg.timeoutTicks);
+                }
+                if (keep > 0) {
+                    peer.tombstones.add(rpc.clientId(), boxed(clock.tick() + keep));
+                }
             }
         }
         rpc.state = Rpc.State.DEAD;
