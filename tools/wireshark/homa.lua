@@ -75,11 +75,26 @@ local f = {
     gso_segments = ProtoField.uint16("homa.gso.segments", "GSO segments", base.DEC),
     gso_segment_size = ProtoField.uint16("homa.gso.segment_size", "GSO segment size", base.DEC),
 }
+-- A sealed datagram (HomaConfig.Builder.security, docs/wire-format.md "Sealed datagrams (PSP)"):
+-- the PSP header, the readable Homa header, ciphertext, the 16-byte tag.
+local PSP_NEXT_HEADER = 0xFD
+local PSP_HEADER, PSP_ICV = 16, 16
+f.psp = ProtoField.none("homa.psp", "PSP (sealed)")
+f.psp_next_header = ProtoField.uint8("homa.psp.next_header", "Next header", base.HEX)
+f.psp_ext_length = ProtoField.uint8("homa.psp.ext_length", "Header extension length (8 B units)", base.DEC)
+f.psp_crypt_offset = ProtoField.uint8("homa.psp.crypt_offset", "Crypt offset (4 B units)", base.DEC, nil, 0x3F)
+f.psp_version = ProtoField.uint8("homa.psp.version", "Version (0: AES-GCM-128, 1: AES-GCM-256)", base.DEC, nil, 0x3C)
+f.psp_spi = ProtoField.uint32("homa.psp.spi", "SPI", base.HEX)
+f.psp_key_slot = ProtoField.uint8("homa.psp.key_slot", "Master key slot", base.DEC)
+f.psp_iv = ProtoField.uint64("homa.psp.iv", "IV", base.DEC)
+f.psp_ciphertext = ProtoField.bytes("homa.psp.ciphertext", "Ciphertext")
+f.psp_icv = ProtoField.bytes("homa.psp.icv", "ICV (GCM tag)")
 homa.fields = f
 
 local MALFORMED, SEQUENCE, PROTOCOL = expert.group.MALFORMED, expert.group.SEQUENCE, expert.group.PROTOCOL
 local ERROR, WARN, NOTE, CHAT = expert.severity.ERROR, expert.severity.WARN, expert.severity.NOTE, expert.severity.CHAT
 local e = {
+    psp_bad = ProtoExpert.new("homa.psp.bad_header", "Bad PSP header", MALFORMED, ERROR),
     too_short = ProtoExpert.new("homa.too_short", "Shorter than the Homa header", MALFORMED, ERROR),
     bad_magic = ProtoExpert.new("homa.bad_magic", "Not Homa's magic", MALFORMED, ERROR),
     bad_version = ProtoExpert.new("homa.bad_version", "Unsupported wire version", MALFORMED, ERROR),
@@ -406,9 +421,72 @@ local function segment_size(tvb, len)
     return size
 end
 
+-- One sealed packet at the start of tvb: its fields, the readable Homa header, and its length
+-- (the stride of a GSO or GRO datagram of sealed segments), or nil if its header does not say.
+local function dissect_sealed(tvb, root)
+    local len = tvb:len()
+    local tree = root:add(homa, tvb(0, len), "Homa over UDP, sealed (PSP)")
+    local psp = tree:add(f.psp, tvb(0, math.min(PSP_HEADER, len)))
+    if len < PSP_HEADER + COMMON_HEADER + PSP_ICV then
+        psp:add_proto_expert_info(e.psp_bad, "too short for a sealed packet [dropped: SECURITY_BAD_HEADER]")
+        return "PSP (too short)", nil
+    end
+    psp:add(f.psp_next_header, tvb(0, 1))
+    psp:add(f.psp_ext_length, tvb(1, 1))
+    psp:add(f.psp_crypt_offset, tvb(2, 1))
+    psp:add(f.psp_version, tvb(3, 1))
+    psp:add(f.psp_spi, tvb(4, 4))
+    psp:add(f.psp_key_slot, tvb(4, 1), bit.rshift(tvb(4, 1):uint(), 7)):set_generated()
+    psp:add(f.psp_iv, tvb(8, 8))
+    local ext = tvb(1, 1):uint() * 8
+    local clear = bit.band(tvb(2, 1):uint(), 0x3F) * 4
+    local at = PSP_HEADER + ext
+    if at + clear + PSP_ICV > len or clear < COMMON_HEADER then
+        psp:add_proto_expert_info(e.psp_bad, "crypt offset past the packet [dropped: SECURITY_BAD_HEADER]")
+        return "PSP (bad crypt offset)", nil
+    end
+    local t = tvb(at + 3, 1):uint()
+    tree:add(f.type, tvb(at + 3, 1))
+    tree:add(f.id, tvb(at + 4, 8))
+    local packet
+    local info = "sealed " .. (TYPE_NAMES[t] or string.format("0x%02x", t)) .. " id=" .. tostring(tvb(at + 4, 8):uint64())
+    if t == DATA and clear >= DATA_HEADER then
+        tree:add(f.message_length, tvb(at + 12, 4))
+        tree:add(f.offset, tvb(at + 20, 4))
+        tree:add(f.segment_length, tvb(at + 38, 2))
+        packet = DATA_HEADER + tvb(at + 38, 2):uint()
+        info = info .. " off=" .. tvb(at + 20, 4):uint()
+    elseif t == ACK and clear >= ACK_HEADER then packet = ACK_HEADER + tvb(at + 12, 1):uint() * ACK_ENTRY
+    elseif t == GRANT then packet = GRANT_LENGTH
+    elseif t == RESEND then packet = RESEND_LENGTH
+    elseif t == RPC_UNKNOWN or t == BUSY or t == NEED_ACK or t == OVERLOADED or t == CANCEL then packet = COMMON_HEADER
+    elseif t == RPC_UNKNOWN_SINCE then packet = UNKNOWN_SINCE_LENGTH
+    elseif t == CUTOFFS then packet = CUTOFFS_LENGTH
+    end
+    local sealed = packet and (at + packet + PSP_ICV) or len
+    if sealed > len then sealed = len end
+    if sealed - PSP_ICV > at + clear then
+        tree:add(f.psp_ciphertext, tvb(at + clear, sealed - PSP_ICV - at - clear))
+    end
+    tree:add(f.psp_icv, tvb(sealed - PSP_ICV, PSP_ICV))
+    return info, (packet and sealed < len) and sealed or nil
+end
+
 function homa.dissector(tvb, pinfo, root)
     local len = tvb:len()
     pinfo.cols.protocol = "Homa"
+    if len >= 1 and tvb(0, 1):uint() == PSP_NEXT_HEADER then
+        local start, first, n = 0, nil, 0
+        while start < len do
+            local info, size = dissect_sealed(tvb(start, len - start):tvb(), root)
+            first = first or info
+            n = n + 1
+            if not size then break end
+            start = start + size
+        end
+        pinfo.cols.info = n > 1 and string.format("%s [%d sealed segments]", first, n) or first
+        return len
+    end
     local size = len >= COMMON_HEADER and tvb(0, 2):uint() == MAGIC and tvb(2, 1):uint() == VERSION
         and segment_size(tvb, len)
     if not size then
@@ -433,7 +511,10 @@ function homa.dissector(tvb, pinfo, root)
 end
 
 local function heuristic(tvb, pinfo, root)
-    if tvb:len() < COMMON_HEADER or tvb(0, 2):uint() ~= MAGIC or tvb(2, 1):uint() ~= VERSION then
+    local sealed = tvb:len() >= PSP_HEADER + COMMON_HEADER + PSP_ICV and tvb(0, 1):uint() == PSP_NEXT_HEADER
+        and tvb(1, 1):uint() == 0 and bit.band(tvb(3, 1):uint(), 0xC3) == 0x01
+        and tvb(PSP_HEADER, 2):uint() == MAGIC
+    if not sealed and (tvb:len() < COMMON_HEADER or tvb(0, 2):uint() ~= MAGIC or tvb(2, 1):uint() ~= VERSION) then
         return false
     end
     homa.dissector(tvb, pinfo, root)

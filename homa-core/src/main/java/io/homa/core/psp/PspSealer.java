@@ -22,6 +22,8 @@ public final class PspSealer {
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final PspMasterKeys keys;
+    private final java.util.Random random;
+    private final java.util.function.LongSupplier ivStart;
     private final Cipher cipher;
     private final byte[] nonce = new byte[12];
     private int keysVersion = Integer.MIN_VALUE;
@@ -29,8 +31,19 @@ public final class PspSealer {
     private SecretKeySpec key;
     private long iv;
 
+    /** A sealer as a socket has it: SPIs from {@link SecureRandom}, IVs from the wall clock. */
     public PspSealer(PspMasterKeys keys) {
+        this(keys, RANDOM, () -> Math.max(1, System.currentTimeMillis() * 1000));
+    }
+
+    /**
+     * A sealer whose SPIs come from {@code random} and whose IV counters start at {@code ivStart}
+     * (read at every new SPI): the simulated network's, seeded so that runs repeat.
+     */
+    public PspSealer(PspMasterKeys keys, java.util.Random random, java.util.function.LongSupplier ivStart) {
         this.keys = keys;
+        this.random = random;
+        this.ivStart = ivStart;
         try {
             this.cipher = Cipher.getInstance("AES/GCM/NoPadding");
         } catch (GeneralSecurityException e) {
@@ -92,10 +105,10 @@ public final class PspSealer {
         if (keys.version() == keysVersion) {
             return;
         }
-        PspMasterKeys.SendKey k = keys.newSendKey(RANDOM);
+        PspMasterKeys.SendKey k = keys.newSendKey(random);
         spi = k.spi();
         key = new SecretKeySpec(k.key(), "AES");
-        iv = Math.max(1, System.currentTimeMillis() * 1000);
+        iv = ivStart.getAsLong();
         keysVersion = k.version();
     }
 

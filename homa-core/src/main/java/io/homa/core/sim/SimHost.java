@@ -4,6 +4,12 @@ import io.homa.core.EngineConfig;
 import io.homa.core.EngineEvent;
 import io.homa.core.HomaEngine;
 import io.homa.core.Transmit;
+import io.homa.core.psp.PspDrop;
+import io.homa.core.psp.PspFormat;
+import io.homa.core.psp.PspMasterKeys;
+import io.homa.core.psp.PspOpener;
+import io.homa.core.psp.PspReceiveState;
+import io.homa.core.psp.PspSealer;
 
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -34,6 +40,10 @@ public final class SimHost implements SimEndpoint {
     private long timerLateNanos;
     private Consumer<EngineEvent> handler = e -> { };
     boolean connected = true;
+    /** The security layer, as a secured socket's shell has it (null: plain). */
+    private PspSealer sealer;
+    private PspOpener opener;
+    private final long[] securityDrops = new long[PspDrop.values().length];
 
     SimHost(SimNetwork net, InetSocketAddress address, EngineConfig config, long seed, PriorityPort downlink) {
         this.net = net;
@@ -141,11 +151,38 @@ public final class SimHost implements SimEndpoint {
         return downlink.maxQueuedBytes;
     }
 
+    /**
+     * Seals every datagram this host sends and opens every one it receives with {@code keys}, as
+     * a secured socket does (the security layer between the engine and the datagrams; the engine
+     * does not change). SPIs and IVs come from {@code seed}, so the run repeats. A datagram that
+     * does not open is dropped and counted ({@link #securityDrops}) and never reaches the engine.
+     */
+    public void secure(PspMasterKeys keys, long seed) {
+        java.util.Random random = new java.util.Random(seed);
+        this.sealer = new PspSealer(keys, random, () -> 1 + (random.nextLong() >>> 8));
+        this.opener = new PspOpener(new PspReceiveState(keys));
+    }
+
+    /** Datagrams the security layer refused for {@code reason} (zero on a plain host). */
+    public long securityDrops(PspDrop reason) {
+        return securityDrops[reason.ordinal()];
+    }
+
     void receive(SimPacket p) {
         if (!connected) {
             return;
         }
-        engine.onDatagram(net.now(), p.source, ByteBuffer.wrap(p.bytes));
+        ByteBuffer datagram = ByteBuffer.wrap(p.bytes);
+        if (opener != null) {
+            ByteBuffer plain = ByteBuffer.allocate(p.bytes.length);
+            PspDrop refused = opener.open(datagram, 0, p.bytes.length, plain);
+            if (refused != null) {
+                securityDrops[refused.ordinal()]++;
+                return;
+            }
+            datagram = plain.flip();
+        }
+        engine.onDatagram(net.now(), p.source, datagram);
         pump();
     }
 
@@ -168,8 +205,14 @@ public final class SimHost implements SimEndpoint {
             int pos = 0;
             for (int i = 0; i < t.segments(); i++) {
                 int len = Math.min(t.segmentSize(), t.length() - pos);
-                byte[] bytes = new byte[len];
-                txBuffer.get(pos, bytes);
+                byte[] bytes;
+                if (sealer != null) {
+                    bytes = new byte[len + PspFormat.OVERHEAD];
+                    sealer.seal(txBuffer, pos, len, ByteBuffer.wrap(bytes));
+                } else {
+                    bytes = new byte[len];
+                    txBuffer.get(pos, bytes);
+                }
                 pos += len;
                 enqueueUplink(new SimPacket(address, t.destination(), bytes, t.priority(),
                         net.settings().ipUdpOverhead));

@@ -655,7 +655,7 @@ class PacketDecoderTest {
     @Test
     void dropReason_all_listsEveryReasonOnce() {
         assertArrayEquals(DropReason.values(), DropReason.all());
-        assertEquals(23, DropReason.all().length);
+        assertEquals(24, DropReason.all().length);
     }
 
     // ------------------------------------------------------------------ properties
