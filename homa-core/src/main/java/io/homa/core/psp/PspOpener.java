@@ -15,6 +15,10 @@ import java.security.GeneralSecurityException;
  * its loop.
  */
 public final class PspOpener {
+    static {
+        warmUp();
+    }
+
     private final PspReceiveState state;
     private final Cipher cipher;
     private final byte[] nonce = new byte[12];
@@ -26,6 +30,20 @@ public final class PspOpener {
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("the JDK's AES-GCM is missing", e);
         }
+    }
+
+    /**
+     * Seals and opens one packet under a throwaway key, once per JVM, when the first secured socket
+     * opens: the JDK's first AES-GCM operation loads and initialises its classes, tens of
+     * milliseconds that would otherwise fall on a socket's first call.
+     */
+    private static void warmUp() {
+        PspMasterKeys keys = new PspMasterKeys(PspFormat.VERSION_GCM_128, new byte[PspKeyDerivation.MASTER_KEY_BYTES]);
+        ByteBuffer packet = ByteBuffer.allocate(io.homa.core.wire.WireFormat.COMMON_HEADER + 16);
+        ByteBuffer sealed = ByteBuffer.allocate(packet.capacity() + PspFormat.OVERHEAD);
+        new PspSealer(keys, new java.util.Random(0), () -> 1).seal(packet, 0, packet.capacity(), sealed);
+        sealed.flip();
+        new PspOpener(new PspReceiveState(keys)).open(sealed, 0, sealed.limit(), ByteBuffer.allocate(sealed.limit()));
     }
 
     /**
