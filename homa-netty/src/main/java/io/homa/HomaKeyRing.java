@@ -108,7 +108,7 @@ public final class HomaKeyRing {
     }
 
     /**
-     * Forgets {@code slot}'s key (its bytes are overwritten): packets under it are refused from now on.
+     * Forgets {@code slot}'s key (the ring drops its copy; the garbage collector reclaims it): packets under it are refused from now on.
      *
      * @throws HomaBadArgumentException if the slot is not 0 or 1
      * @throws IllegalStateException    if senders use that slot

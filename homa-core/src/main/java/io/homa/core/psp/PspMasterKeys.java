@@ -1,6 +1,5 @@
 package io.homa.core.psp;
 
-import java.util.Arrays;
 
 /**
  * A host's two master-key slots (an SPI's top bit names one) and the slot its senders use: what a
@@ -10,11 +9,19 @@ import java.util.Arrays;
  * from them. Thread-safe; readers see a change at their next packet ({@link #version()}).
  */
 public final class PspMasterKeys {
+    /** What readers see, replaced whole by every change (readers take no lock: one volatile read per packet). */
+    private record State(byte[] slot0, byte[] slot1, int generation0, int generation1, int sendSlot, int version) {
+        byte[] slot(int i) {
+            return i == 0 ? slot0 : slot1;
+        }
+
+        int generation(int i) {
+            return i == 0 ? generation0 : generation1;
+        }
+    }
+
     private final int pspVersion;
-    private final byte[][] slots = new byte[2][];
-    private final int[] generations = new int[2];
-    private volatile int sendSlot;
-    private volatile int version;
+    private volatile State state = new State(null, null, 0, 0, 0, 0);
 
     /**
      * @param pspVersion {@link PspFormat#VERSION_GCM_128} or {@link PspFormat#VERSION_GCM_256}
@@ -38,75 +45,80 @@ public final class PspMasterKeys {
             throw new IllegalArgumentException("a master key has 32 bytes, was "
                     + (key == null ? "null" : key.length + " bytes"));
         }
-        slots[slot] = key.clone();
-        generations[slot]++;
-        version++;
+        State s = state;
+        byte[] k = key.clone();
+        state = slot == 0
+                ? new State(k, s.slot1, s.generation0 + 1, s.generation1, s.sendSlot, s.version + 1)
+                : new State(s.slot0, k, s.generation0, s.generation1 + 1, s.sendSlot, s.version + 1);
     }
 
     /** Senders seal with {@code slot}'s key from their next packet on (a new SPI each). */
     public synchronized void sendWith(int slot) {
         checkSlot(slot);
-        if (slots[slot] == null) {
+        State s = state;
+        if (s.slot(slot) == null) {
             throw new IllegalStateException("master key slot " + slot + " is empty: install a key first");
         }
-        sendSlot = slot;
-        version++;
+        state = new State(s.slot0, s.slot1, s.generation0, s.generation1, slot, s.version + 1);
     }
 
     /** Forgets {@code slot}'s key: packets under it are refused from now on. Not the slot senders use. */
     public synchronized void remove(int slot) {
         checkSlot(slot);
-        if (slot == sendSlot) {
+        State s = state;
+        if (slot == s.sendSlot) {
             throw new IllegalStateException("master key slot " + slot + " is the one senders use: sendWith the other first");
         }
-        if (slots[slot] != null) {
-            Arrays.fill(slots[slot], (byte) 0);
-        }
-        slots[slot] = null;
-        generations[slot]++;
-        version++;
+        // The old array is left to the collector, not wiped: a reader may still be deriving from it.
+        state = slot == 0
+                ? new State(null, s.slot1, s.generation0 + 1, s.generation1, s.sendSlot, s.version + 1)
+                : new State(s.slot0, null, s.generation0, s.generation1 + 1, s.sendSlot, s.version + 1);
     }
 
     /** The slot senders use. */
     public int sendSlot() {
-        return sendSlot;
+        return state.sendSlot;
     }
 
     /** Changes with every install, switch and removal. */
     public int version() {
-        return version;
+        return state.version;
     }
 
     /** Whether {@code slot} holds a key. */
-    public synchronized boolean holds(int slot) {
+    public boolean holds(int slot) {
         checkSlot(slot);
-        return slots[slot] != null;
+        return state.slot(slot) != null;
     }
 
     /** The generation of {@code slot}'s key (it changes when the key does), or -1 when the slot is empty. */
-    synchronized int generation(int slot) {
-        return slots[slot] == null ? -1 : generations[slot];
+    int generation(int slot) {
+        State s = state;
+        return s.slot(slot) == null ? -1 : s.generation(slot);
     }
 
     /** The key of {@code spi} under its slot's master key and the slot's generation, or null when the slot is empty. */
-    synchronized DerivedKey derive(int spi) {
+    DerivedKey derive(int spi) {
+        State s = state;
         int slot = spi >>> 31;
-        if (slots[slot] == null) {
+        byte[] master = s.slot(slot);
+        if (master == null) {
             return null;
         }
-        return new DerivedKey(PspKeyDerivation.derive(slots[slot], spi, pspVersion), generations[slot]);
+        return new DerivedKey(PspKeyDerivation.derive(master, spi, pspVersion), s.generation(slot));
     }
 
     /**
      * A fresh SPI (random, never zero below the key bit) in the slot senders use, its key and the
-     * {@link #version()} they belong to, taken together.
+     * {@link #version()} they belong to, taken together (from one state).
      */
-    synchronized SendKey newSendKey(java.util.Random random) {
+    SendKey newSendKey(java.util.Random random) {
+        State s = state;
         int spi;
         do {
-            spi = (random.nextInt() & ~PspFormat.SPI_KEY_BIT) | (sendSlot << 31);
+            spi = (random.nextInt() & ~PspFormat.SPI_KEY_BIT) | (s.sendSlot << 31);
         } while ((spi & ~PspFormat.SPI_KEY_BIT) == 0);
-        return new SendKey(spi, PspKeyDerivation.derive(slots[sendSlot], spi, pspVersion), version);
+        return new SendKey(spi, PspKeyDerivation.derive(s.slot(s.sendSlot), spi, pspVersion), s.version);
     }
 
     record SendKey(int spi, byte[] key, int version) {

@@ -42,14 +42,10 @@ public final class PspReceiveState {
                 it.remove();
             }
         }
-        Spi before = spis.putIfAbsent(fresh.spi, fresh);
-        if (before != null && before.generation == fresh.generation) {
-            return before;
-        }
-        if (before != null) {
-            spis.put(fresh.spi, fresh); // the slot's key changed: a new key, a new IV space
-        }
-        return fresh;
+        // Atomic, so that two loops that both saw no (or a stale) entry end up with one window:
+        // an entry of the same key wins; one of an older key gives way (a new key, a new IV space).
+        return spis.compute(fresh.spi, (spi, before) ->
+                before != null && before.generation == fresh.generation ? before : fresh);
     }
 
     static final class Spi {

@@ -9,11 +9,12 @@ import java.security.SecureRandom;
 
 /**
  * Seals outgoing Homa packets (see {@link PspFormat}) for one event loop. The loop has an SPI of
- * its own, so its IVs are an IV space of their own: a counter that starts at the wall clock in
- * microseconds when the SPI is chosen and counts one per packet, so it never meets the IVs of an
- * earlier incarnation under the same key unless that one sent more than a packet per microsecond
- * for its whole life; and a new SPI is drawn at random on every start and every key change, so
- * the same key and IV pair would take both. In the pre-shared mode the key is derived here from
+ * its own, so its IVs are an IV space of their own: a counter that starts at a random 62-bit
+ * value when the SPI is chosen and counts one per packet. A new SPI (31 random bits) is drawn on
+ * every start and every key change; a nonce (SPI and IV) repeats under one key only if two
+ * sealers drew the same SPI and overlapping IV ranges, which at 2^62 possible starts does not
+ * happen in practice. (A start taken from the clock, as the first version did, made every sealer
+ * that picked an SPI in the same millisecond start at the same IV: a fleet-wide key change.) In the pre-shared mode the key is derived here from
  * the shared master key ({@link PspMasterKeys}); a receiver derives the same from the SPI.
  *
  * <p>Confined to its loop (a caller's turn holds the loop's lock); not thread-safe.
@@ -31,9 +32,13 @@ public final class PspSealer {
     private SecretKeySpec key;
     private long iv;
 
-    /** A sealer as a socket has it: SPIs from {@link SecureRandom}, IVs from the wall clock. */
+    /**
+     * A sealer as a socket has it: SPIs and each SPI's first IV from {@link SecureRandom} (the IV
+     * a random 62-bit start, so that counters never wrap and two sealers that drew the same SPI
+     * under one key would also have to draw overlapping IV ranges to reuse a nonce).
+     */
     public PspSealer(PspMasterKeys keys) {
-        this(keys, RANDOM, () -> Math.max(1, System.currentTimeMillis() * 1000));
+        this(keys, RANDOM, () -> 1 + (RANDOM.nextLong() >>> 2));
     }
 
     /**

@@ -25,8 +25,8 @@ final class ReplayWindow {
             return false;
         }
         if (highest == -1 || Long.compareUnsigned(iv, highest) > 0) {
-            long shift = highest == -1 ? BITS : iv - highest;
-            if (shift >= BITS) {
+            // Unsigned: a jump of 2^63 or more must clear the window, not loop (it is negative signed).
+            if (highest == -1 || Long.compareUnsigned(iv - highest, BITS) >= 0) {
                 java.util.Arrays.fill(bits, 0);
             } else {
                 for (long v = highest + 1; v != iv + 1; v++) {

@@ -177,6 +177,16 @@ class PspPacketsTest {
     }
 
     @Test
+    void aHugeJumpOfTheIvClearsTheWindowAtOnce() {
+        ReplayWindow w = new ReplayWindow();
+        assertTrue(w.accept(5));
+        long far = 5 + (1L << 63) + 7; // negative as a signed long: the slide must be unsigned
+        assertTrue(w.accept(far));
+        assertTrue(!w.accept(5) && !w.accept(far), "the old IV is below the window, the new one seen");
+        assertTrue(w.accept(far - 1));
+    }
+
+    @Test
     void wrongKeyPlaintextAndRetiredKeysAreRefused() {
         PspMasterKeys ours = new PspMasterKeys(0, key(5));
         PspMasterKeys theirs = new PspMasterKeys(0, key(6));

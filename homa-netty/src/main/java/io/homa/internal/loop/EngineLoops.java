@@ -155,7 +155,8 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
             FaultInjector faults = config.faultInjection()
                     ? new FaultInjector(config.faultSeed() * 31 + i, config.dataFaults(), config.controlFaults()) : null;
             loops[i].attach(channels[i], transport.gso, faults, loops, config.callerSends(), config.callerSpin().toNanos(),
-                    transport.gro ? GRO_DATAGRAM_BYTES : config.engine().maxDatagram());
+                    transport.gro ? GRO_DATAGRAM_BYTES
+                            : config.engine().maxDatagram() + (config.secured() ? io.homa.core.psp.PspFormat.OVERHEAD : 0));
         }
         for (Channel[] chs : channels) {
             for (Channel ch : chs) {
