@@ -84,18 +84,24 @@ public final class PspOpener {
         }
         int p = out.position();
         PspSealer.nonceOf(spi, iv, nonce);
+        int inPosition = in.position();
+        int inLimit = in.limit();
         try {
             cipher.init(Cipher.DECRYPT_MODE, s.key, new GCMParameterSpec(128, nonce));
-            cipher.updateAAD(in.duplicate().limit(homaAt + clear).position(at));
+            in.limit(homaAt + clear).position(at);
+            cipher.updateAAD(in); // the header and the readable bytes; leaves in where the ciphertext starts
             out.put(p, in, homaAt, clear);
             out.position(p + clear);
-            cipher.doFinal(in.duplicate().limit(at + length).position(homaAt + clear), out);
+            in.limit(at + length);
+            cipher.doFinal(in, out);
         } catch (AEADBadTagException e) {
             out.position(p);
             return PspDrop.AUTH_FAILED;
         } catch (GeneralSecurityException | IllegalArgumentException | IllegalStateException e) {
             out.position(p);
             return PspDrop.AUTH_FAILED; // the cipher refused the input: it cannot be authentic either
+        } finally {
+            in.limit(inLimit).position(inPosition); // the caller's view is as it was
         }
         if (known == null) {
             s = state.remember(s);

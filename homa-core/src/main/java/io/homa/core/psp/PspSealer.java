@@ -64,44 +64,38 @@ public final class PspSealer {
 
     /**
      * Seals the Homa packet {@code packet[at, at + length)} into {@code out} at its position,
-     * which advances by {@code length + PspFormat.OVERHEAD}.
+     * which advances by {@code length + PspFormat.OVERHEAD}; {@code packet}'s position and limit
+     * are as they were afterwards. The cipher reads and writes the buffers themselves (their
+     * bounds set around each step): no views are made per packet.
      */
     public void seal(ByteBuffer packet, int at, int length, ByteBuffer out) {
-        int clear = PspFormat.clearLength(packet, at, length);
-        seal(packet, at, clear, packet, at + clear, length - clear, null, 0, 0, out);
-    }
-
-    /**
-     * Seals a packet given as its header {@code header[hAt, hAt + hLength)} followed by payload
-     * bytes in up to two parts ({@code b} may be null): the zero-copy send's header and payload
-     * slices. The header must be the packet's whole readable part (its {@link PspFormat#clearLength}).
-     */
-    public void seal(ByteBuffer header, int hAt, int hLength, ByteBuffer a, int aAt, int aLength,
-                     ByteBuffer b, int bAt, int bLength, ByteBuffer out) {
         refresh();
+        int clear = PspFormat.clearLength(packet, at, length);
         long thisIv = iv++;
         int p = out.position();
+        int outLimit = out.limit();
         out.put(p + PspFormat.OFF_NEXT_HEADER, (byte) PspFormat.NEXT_HEADER_HOMA);
         out.put(p + PspFormat.OFF_EXT_LENGTH, (byte) 0);
-        out.put(p + PspFormat.OFF_CRYPT_OFFSET, (byte) (hLength / 4));
+        out.put(p + PspFormat.OFF_CRYPT_OFFSET, (byte) (clear / 4));
         out.put(p + PspFormat.OFF_FLAGS, (byte) PspFormat.flagsByte(keys.pspVersion()));
         out.putInt(p + PspFormat.OFF_SPI, spi);
         out.putLong(p + PspFormat.OFF_IV, thisIv);
-        out.put(p + PspFormat.HEADER, header, hAt, hLength);
+        out.put(p + PspFormat.HEADER, packet, at, clear);
         nonceOf(spi, thisIv, nonce);
+        int packetPosition = packet.position();
+        int packetLimit = packet.limit();
         try {
             cipher.init(Cipher.ENCRYPT_MODE, key, new GCMParameterSpec(128, nonce));
-            ByteBuffer aad = out.duplicate().position(p).limit(p + PspFormat.HEADER + hLength);
-            cipher.updateAAD(aad);
-            out.position(p + PspFormat.HEADER + hLength);
-            if (aLength > 0) {
-                cipher.update(a.duplicate().limit(aAt + aLength).position(aAt), out);
-            }
-            ByteBuffer last = b != null && bLength > 0 ? b.duplicate().limit(bAt + bLength).position(bAt)
-                    : ByteBuffer.allocate(0);
-            cipher.doFinal(last, out);
+            out.limit(p + PspFormat.HEADER + clear).position(p);
+            cipher.updateAAD(out); // the PSP header and the readable bytes; leaves out where the ciphertext starts
+            out.limit(outLimit);
+            packet.limit(at + length).position(at + clear);
+            cipher.doFinal(packet, out);
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("AES-GCM failed to seal a packet", e);
+        } finally {
+            out.limit(outLimit);
+            packet.limit(packetLimit).position(packetPosition);
         }
     }
 

@@ -58,11 +58,11 @@ import java.util.concurrent.TimeUnit;
  * through Netty as usual. Native channels only ({@link #sendsDirectly()}).
  *
  * <p>Sealing (a secured socket, {@code HomaConfig.Builder.security}): the engine writes its plaintext
- * into a scratch buffer of this writer instead ({@link #reserve()}), and each of its datagrams is
- * sealed ({@link PspSealer}) from there, or from the header and the caller's payload slices of a
- * zero-copy transmit, straight into the arena, 32 bytes longer; from then on the sealed datagrams
- * take the path above (runs, GSO sends, the direct route) as plain ones would. The payload is
- * thus copied once, by the cipher, which has to write new bytes anyway.
+ * into a heap scratch buffer of this writer instead ({@link #reserve()}), and each of its
+ * datagrams is sealed ({@link PspSealer}) from there into a heap buffer and copied into the arena,
+ * 32 bytes longer; from then on the sealed datagrams take the path above (runs, GSO sends, the
+ * direct route) as plain ones would. Zero-copy send is off for a secured socket (EngineLoops): the
+ * cipher writes new bytes anyway, and the engine's own copy into the plaintext is the cheaper gather.
  *
  * <p>Buffer ownership: the arena holds one reference to each buffer; every slice written holds one
  * more, released by Netty once sent (or here, once the direct route sent it). Delayed
@@ -127,8 +127,6 @@ public final class DatagramWriter {
     private PspSealer sealer;
     /** Where the engine writes its plaintext when sealing (see the class comment): heap memory, see {@link #sealWith}. */
     private ByteBuffer plain;
-    /** One plaintext packet gathered from a zero-copy transmit's header and payload (heap). */
-    private ByteBuffer gather;
     /** One sealed packet before it is copied into the arena (heap). */
     private ByteBuffer sealedOne;
 
@@ -175,7 +173,6 @@ public final class DatagramWriter {
         // the garbage per MTU-sized packet, measured in docs/benchmarks.md, "The security layer").
         // Each sealed packet is then copied into the arena's direct memory, a memcpy.
         this.plain = ByteBuffer.allocate(reserveBytes);
-        this.gather = ByteBuffer.allocate(Transport.MAX_UDP_PAYLOAD);
         this.sealedOne = ByteBuffer.allocate(Transport.MAX_UDP_PAYLOAD + PspFormat.OVERHEAD);
     }
 
@@ -224,13 +221,13 @@ public final class DatagramWriter {
         int segments = t.segments();
         if (t.isData()) {
             int payloadBytes = length - segments * WireFormat.DATA_HEADER;
-            shell[(byReference && sealer == null ? ShellCounter.SEND_PAYLOAD_BYTES_IN_PLACE
-                    : ShellCounter.SEND_PAYLOAD_BYTES_COPIED).ordinal()] += payloadBytes;
+            shell[(byReference ? ShellCounter.SEND_PAYLOAD_BYTES_IN_PLACE : ShellCounter.SEND_PAYLOAD_BYTES_COPIED).ordinal()]
+                    += payloadBytes;
         }
         int segmentSize = t.segmentSize();
         int written = t.written();
         if (sealer != null) {
-            length = seal(t, payload);
+            length = seal(t);
             written = length;
             segmentSize += PspFormat.OVERHEAD;
             byReference = false;
@@ -252,33 +249,20 @@ public final class DatagramWriter {
     }
 
     /**
-     * Seals the engine's datagrams of {@code t} (in {@link #plain}, or its headers there and the
-     * payload in {@code payload}) back to back into the batch at its writer index, which stays
-     * where it is (the send path moves it); returns the bytes written.
+     * Seals the engine's datagrams of {@code t} (in {@link #plain}) back to back into the batch at
+     * its writer index, which stays where it is (the send path moves it); returns the bytes written.
      */
-    private int seal(Transmit t, ByteBuf payload) {
+    private int seal(Transmit t) {
         ByteBuffer out = batch.internalNioBuffer(batch.writerIndex(), batch.writableBytes());
         int start = out.position();
         int segments = t.segments();
         int size = t.segmentSize();
-        if (!t.payloadByReference()) {
-            for (int i = 0; i < segments; i++) {
-                int off = i * size;
-                sealOne(plain, off, Math.min(size, t.length() - off), out);
-            }
-        } else {
-            int h = t.headerSize();
-            int per = size - h;
-            int payloadBytes = t.length() - segments * h;
-            for (int i = 0; i < segments; i++) {
-                int off = i * per;
-                int n = Math.min(per, payloadBytes - off);
-                gather.clear();
-                gather.put(0, plain, i * h, h);
-                payload.getBytes(payload.readerIndex() + t.payloadOffset() + off, gather.array(),
-                        gather.arrayOffset() + h, n);
-                sealOne(gather, 0, h + n, out);
-            }
+        if (t.payloadByReference()) { // EngineLoops turns zero-copy send off for secured sockets: the cipher copies anyway
+            throw new IllegalStateException("a secured socket's engine sent by reference: " + t);
+        }
+        for (int i = 0; i < segments; i++) {
+            int off = i * size;
+            sealOne(plain, off, Math.min(size, t.length() - off), out);
         }
         return out.position() - start;
     }
