@@ -54,14 +54,26 @@ class JfrEventsTest {
             List<RecordedEvent> completed = events(recording, "io.homa.RpcCompleted");
             assertEquals(sizes.length, completed.size(), completed.toString());
             Map<Integer, Integer> responseByRequest = new HashMap<>();
+            long retransmitted = 0;
             for (RecordedEvent e : completed) {
                 responseByRequest.put(e.getInt("requestBytes"), e.getInt("responseBytes"));
                 assertTrue(e.getDuration("latency").toNanos() > 0, e.toString());
-                assertEquals(0, e.getLong("retransmittedBytes"), "loopback loses nothing");
+                long again = e.getLong("retransmittedBytes");
+                assertTrue(again >= 0 && (again == 0 || e.getInt("requestBytes") > 0), e.toString());
+                retransmitted += again;
                 assertTrue(e.getString("peer").endsWith(":" + server.localAddress().getPort()), e.getString("peer"));
                 assertEquals(0, e.getLong("rpcId") & 1, "client ids are even");
             }
             assertEquals(Map.of(0, 7, 10, 17, 3000, 3007, 200_000, 200_007), responseByRequest);
+            // Loopback drops nothing on an idle host, but a loaded 2-core CI runner can overflow a
+            // socket buffer or fire a resend timer late; then the server asks and the client resends.
+            // What must hold: bytes an event reports as resent were resent, at the server's request.
+            if (retransmitted > 0) {
+                assertTrue(client.metrics().retransmissions() > 0, "event bytes " + retransmitted);
+                assertTrue(server.metrics().packetsSent("RESEND") > 0, "a retransmission answers a RESEND");
+            } else {
+                assertEquals(0, client.metrics().counter("BYTES_RETRANSMITTED"), "no event reports the resent bytes");
+            }
         }
     }
 
