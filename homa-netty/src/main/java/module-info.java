@@ -10,6 +10,8 @@ module io.homa {
     requires io.netty.common;
     // LengthFieldBasedFrameDecoder, for the TCP fallback's frames.
     requires io.netty.codec;
+    // SslHandler, for the mutual-TLS key exchange (the JDK's SSLEngine underneath).
+    requires io.netty.handler;
     requires io.netty.transport;
     requires io.netty.transport.classes.epoll;
     requires io.netty.transport.classes.io_uring;

@@ -18,6 +18,7 @@ final class Errors {
             case RESOURCE_LIMIT -> new HomaException(HomaException.Kind.RESOURCE_LIMIT, message, cause);
             case IO_ERROR -> new HomaException(HomaException.Kind.IO_ERROR, message, cause);
             case OUTCOME_UNKNOWN -> new HomaOutcomeUnknownException(message);
+            case AUTHENTICATION_FAILED -> new HomaAuthenticationException(message, cause);
         };
         if (cause != null && e.getCause() == null) {
             e.initCause(cause);

@@ -39,7 +39,12 @@ public class HomaException extends RuntimeException {
          * The server restarted and may have run the request before: whether it ran is unknown
          * ({@link HomaOutcomeUnknownException}).
          */
-        OUTCOME_UNKNOWN
+        OUTCOME_UNKNOWN,
+        /**
+         * A secured socket could not agree keys with the peer (an untrusted certificate, a failed
+         * TLS handshake): {@link HomaAuthenticationException}.
+         */
+        AUTHENTICATION_FAILED
     }
 
     private final Kind kind;

@@ -187,7 +187,25 @@ public final class HomaMetrics {
         /** Secured sockets: sealed datagrams whose tag did not verify (a wrong key or a changed byte). */
         SECURITY_AUTH_FAILED,
         /** Secured sockets: sealed datagrams refused as replays (an IV delivered before, or older than the window). */
-        SECURITY_REPLAY
+        SECURITY_REPLAY,
+        /**
+         * Mutual-TLS sockets: datagrams that authenticated under an SPI this socket issued to
+         * another peer address than the one they came from (a peer passing its packets off as another's).
+         */
+        SECURITY_WRONG_PEER,
+        /** Mutual-TLS sockets: datagrams not sent because the socket holds no keys for the peer (its exchange ended). */
+        SECURITY_NO_SEND_KEY,
+        /** Mutual-TLS sockets: TLS handshakes of key exchanges that verified the peer's certificate, either side. */
+        TLS_HANDSHAKES,
+        /**
+         * Mutual-TLS sockets: key exchanges refused or broken off (an untrusted certificate, a
+         * failed handshake, a malformed frame, another cipher, an address another identity holds).
+         */
+        TLS_REFUSED,
+        /** Mutual-TLS sockets: SPIs (and their keys) this socket issued to peers. */
+        KEYS_ISSUED,
+        /** Mutual-TLS sockets: rotations of this socket's master key ({@code HomaSecurity.rotateEvery}). */
+        KEY_ROTATIONS
     }
 
     private final long[] counters;

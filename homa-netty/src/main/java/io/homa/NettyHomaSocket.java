@@ -46,9 +46,11 @@ final class NettyHomaSocket implements HomaSocket, CallObserver {
     private NettyHomaSocket(HomaConfig config) {
         this.config = config;
         this.serial = SERIAL.incrementAndGet();
-        String identity = config.security() == null ? null : config.security().peerName();
+        EngineLoops[] self = new EngineLoops[1]; // requests are made only once the shell is open
         this.shell = EngineLoops.open(shellConfig(config), serial,
-                (path, id, peer, message, max) -> new ServerRequest(path, id, peer, message, max, identity), this);
+                (path, id, peer, message, max) -> new ServerRequest(path, id, peer, message, max,
+                        self[0].peerIdentity(peer)), this);
+        self[0] = shell;
     }
 
     static NettyHomaSocket open(HomaConfig config) {
@@ -69,8 +71,24 @@ final class NettyHomaSocket implements HomaSocket, CallObserver {
                 c.ioTransport().name(), c.receiveBufferBytes(), c.sendBufferBytes(), c.tcpFallback(),
                 c.probeInterval(), c.fallbackPeriod(), c.tcpConnectionsPerPeer(), c.tcpIdleTimeout(), c.faultSeed(),
                 c.dataFaults(), c.controlFaults(), Errors::create,
-                c.security() == null ? null : c.security().keys().masterKeys(),
-                c.security() == null ? null : c.security().peerName());
+                masterKeys(c.security()), c.security() == null ? null : c.security().peerName(),
+                c.security() == null || !c.security().isMutualTls() ? null
+                        : new io.homa.internal.tls.TlsSettings(c.security().keyManager(), c.security().trustManager(),
+                        c.security().rotateEvery(), c.security().cipher().pspVersion));
+    }
+
+    /** The master keys a secured socket opens with: the ring's (pre-shared), or its own at random (mutual TLS). */
+    private static io.homa.core.psp.PspMasterKeys masterKeys(HomaSecurity s) {
+        if (s == null) {
+            return null;
+        }
+        if (!s.isMutualTls()) {
+            return s.keys().masterKeys();
+        }
+        byte[] k = io.homa.internal.tls.KeyExchange.newMasterKey();
+        io.homa.core.psp.PspMasterKeys keys = new io.homa.core.psp.PspMasterKeys(s.cipher().pspVersion, k);
+        java.util.Arrays.fill(k, (byte) 0);
+        return keys;
     }
 
     /** The shell under this socket: for tests that look at its transport, channels or executor. */
@@ -222,9 +240,9 @@ final class NettyHomaSocket implements HomaSocket, CallObserver {
     @Override
     public List<RpcInfo> rpcs() {
         List<RpcState> states = shell.rpcStates();
-        String identity = config.security() == null ? null : config.security().peerName();
         List<RpcInfo> out = new ArrayList<>(states.size());
         for (RpcState r : states) {
+            String identity = shell.peerIdentity(r.peer());
             out.add(new RpcInfo(r.id(), r.peer(), r.client() ? RpcInfo.Role.CLIENT : RpcInfo.Role.SERVER, r.state(),
                     r.outLength(), r.outSent(), r.outGranted(), r.inLength(), r.inReceived(), r.inGranted(),
                     r.gaps(), r.priority(), r.silentTicks(), Duration.ofNanos(r.ageNanos()), identity));

@@ -7,7 +7,8 @@ package io.homa.internal;
  * {@code HomaException.Kind}). Internal use only.
  */
 public enum Failure {
-    TIMEOUT, MESSAGE_TOO_LARGE, SOCKET_CLOSED, UNKNOWN_RPC, BAD_ARGUMENT, OVERLOADED, RESOURCE_LIMIT, IO_ERROR, OUTCOME_UNKNOWN;
+    TIMEOUT, MESSAGE_TOO_LARGE, SOCKET_CLOSED, UNKNOWN_RPC, BAD_ARGUMENT, OVERLOADED, RESOURCE_LIMIT, IO_ERROR, OUTCOME_UNKNOWN,
+    AUTHENTICATION_FAILED;
 
     /** Makes the exception that reports a failure to the application. */
     @FunctionalInterface

@@ -29,7 +29,8 @@ public record ShellConfig(EngineConfig engine, InetSocketAddress bindAddress, in
                           int receiveBufferBytes, int sendBufferBytes, boolean tcpFallback, Duration probeInterval,
                           Duration fallbackPeriod, int tcpConnectionsPerPeer, Duration tcpIdleTimeout, long faultSeed,
                           FaultModel dataFaults, FaultModel controlFaults, Failure.Factory failures,
-                          io.homa.core.psp.PspMasterKeys security, String peerName) {
+                          io.homa.core.psp.PspMasterKeys security, String peerName,
+                          io.homa.internal.tls.TlsSettings tls) {
     /** The IP TOS byte of priority {@code level} (used when {@link #prioritySockets()}). */
     public int tos(int level) {
         return tosByLevel[level];
@@ -45,7 +46,11 @@ public record ShellConfig(EngineConfig engine, InetSocketAddress bindAddress, in
         return engine.mtu;
     }
 
-    /** Whether datagrams are sealed and opened ({@link #security()} holds the master keys; null when off). */
+    /**
+     * Whether datagrams are sealed and opened ({@link #security()} holds the master keys; null when
+     * off). With {@link #tls()} they are this socket's own, made at random, and peers' keys come
+     * from key exchanges; else they are pre-shared.
+     */
     public boolean secured() {
         return security != null;
     }

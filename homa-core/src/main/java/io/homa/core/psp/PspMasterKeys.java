@@ -22,6 +22,10 @@ public final class PspMasterKeys {
 
     private final int pspVersion;
     private volatile State state = new State(null, null, 0, 0, 0, 0);
+    /** By slot: the next SPI {@link #issue} hands out below the key bit (from a random start with each new key). */
+    private final int[] nextIssued = new int[2];
+    /** By slot: SPIs issued under its current key; at 2^31 - 1 they are spent and the key must change. */
+    private final long[] issuedUnderKey = new long[2];
 
     /**
      * @param pspVersion {@link PspFormat#VERSION_GCM_128} or {@link PspFormat#VERSION_GCM_256}
@@ -50,6 +54,7 @@ public final class PspMasterKeys {
         state = slot == 0
                 ? new State(k, s.slot1, s.generation0 + 1, s.generation1, s.sendSlot, s.version + 1)
                 : new State(s.slot0, k, s.generation0, s.generation1 + 1, s.sendSlot, s.version + 1);
+        issuedUnderKey[slot] = 0;
     }
 
     /** Senders seal with {@code slot}'s key from their next packet on (a new SPI each). */
@@ -121,7 +126,36 @@ public final class PspMasterKeys {
         return new SendKey(spi, PspKeyDerivation.derive(s.slot(s.sendSlot), spi, pspVersion), s.version);
     }
 
-    record SendKey(int spi, byte[] key, int version) {
+    /**
+     * Issues a fresh SPI under the send slot's key and derives its key: for a peer that is to seal
+     * its packets to this host (the key exchange's mode, where this host is the receiver and
+     * chooses). SPIs are handed out in turn from a random start, so none repeats under one master
+     * key, and a peer that comes back (a restart, a new exchange) never gets a key whose IVs it
+     * used before.
+     *
+     * @throws IllegalStateException when the send slot's key has issued every SPI it has (2^31 - 1): rotate
+     */
+    public synchronized SendKey issue(java.util.Random random) {
+        State s = state;
+        int slot = s.sendSlot;
+        if (issuedUnderKey[slot] == 0) {
+            nextIssued[slot] = random.nextInt() & ~PspFormat.SPI_KEY_BIT;
+        }
+        if (issuedUnderKey[slot] >= (1L << 31) - 1) {
+            throw new IllegalStateException("master key slot " + slot + " has issued every SPI: rotate the key");
+        }
+        int low;
+        do {
+            low = nextIssued[slot];
+            nextIssued[slot] = (low + 1) & ~PspFormat.SPI_KEY_BIT;
+        } while (low == 0);
+        issuedUnderKey[slot]++;
+        int spi = low | (s.sendSlot << 31);
+        return new SendKey(spi, PspKeyDerivation.derive(s.slot(s.sendSlot), spi, pspVersion), s.version);
+    }
+
+    /** A sent key: its SPI, the derived key and the {@link #version()} it belongs to. */
+    public record SendKey(int spi, byte[] key, int version) {
     }
 
     record DerivedKey(byte[] key, int generation) {

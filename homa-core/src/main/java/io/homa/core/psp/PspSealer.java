@@ -14,8 +14,10 @@ import java.security.SecureRandom;
  * every start and every key change; a nonce (SPI and IV) repeats under one key only if two
  * sealers drew the same SPI and overlapping IV ranges, which at 2^62 possible starts does not
  * happen in practice. (A start taken from the clock, as the first version did, made every sealer
- * that picked an SPI in the same millisecond start at the same IV: a fleet-wide key change.) In the pre-shared mode the key is derived here from
- * the shared master key ({@link PspMasterKeys}); a receiver derives the same from the SPI.
+ * that picked an SPI in the same millisecond start at the same IV: a fleet-wide key change.) In
+ * the pre-shared mode the key is derived here from the shared master key ({@link PspMasterKeys});
+ * a receiver derives the same from the SPI. In the key exchange's mode the receiver chose the SPI
+ * and sent its key ({@link PspSendKey}, one per sending loop and so one IV space per loop).
  *
  * <p>Confined to its loop (a caller's turn holds the loop's lock); not thread-safe.
  */
@@ -28,9 +30,8 @@ public final class PspSealer {
     private final Cipher cipher;
     private final byte[] nonce = new byte[12];
     private int keysVersion = Integer.MIN_VALUE;
-    private int spi;
-    private SecretKeySpec key;
-    private long iv;
+    /** The key of the pre-shared mode: this loop's own SPI, derived from the shared master key. */
+    private PspSendKey own;
 
     /**
      * A sealer as a socket has it: SPIs and each SPI's first IV from {@link SecureRandom} (the IV
@@ -46,7 +47,7 @@ public final class PspSealer {
      * (read at every new SPI): the simulated network's, seeded so that runs repeat.
      */
     public PspSealer(PspMasterKeys keys, java.util.Random random, java.util.function.LongSupplier ivStart) {
-        this.keys = keys;
+        this.keys = java.util.Objects.requireNonNull(keys, "keys");
         this.random = random;
         this.ivStart = ivStart;
         try {
@@ -56,10 +57,25 @@ public final class PspSealer {
         }
     }
 
-    /** The SPI the next packet is sealed under (for tests and stats). */
+    /**
+     * A sealer of the key exchange's mode: every packet is sealed with the {@link PspSendKey} its
+     * peer gave ({@link #seal(PspSendKey, ByteBuffer, int, int, ByteBuffer)}).
+     */
+    public PspSealer() {
+        this.keys = null;
+        this.random = null;
+        this.ivStart = null;
+        try {
+            this.cipher = Cipher.getInstance("AES/GCM/NoPadding");
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("the JDK's AES-GCM is missing", e);
+        }
+    }
+
+    /** The SPI the next packet is sealed under (for tests and stats; the pre-shared mode). */
     public int spi() {
         refresh();
-        return spi;
+        return own.spi;
     }
 
     /**
@@ -70,14 +86,24 @@ public final class PspSealer {
      */
     public void seal(ByteBuffer packet, int at, int length, ByteBuffer out) {
         refresh();
+        seal(own, keys.pspVersion(), packet, at, length, out);
+    }
+
+    /**
+     * Seals as {@link #seal(ByteBuffer, int, int, ByteBuffer)} does, with {@code k} (a key a peer
+     * issued; its IV counter advances) under PSP version {@code pspVersion}.
+     */
+    public void seal(PspSendKey k, int pspVersion, ByteBuffer packet, int at, int length, ByteBuffer out) {
         int clear = PspFormat.clearLength(packet, at, length);
-        long thisIv = iv++;
+        int spi = k.spi;
+        SecretKeySpec key = k.key;
+        long thisIv = k.nextIv++;
         int p = out.position();
         int outLimit = out.limit();
         out.put(p + PspFormat.OFF_NEXT_HEADER, (byte) PspFormat.NEXT_HEADER_HOMA);
         out.put(p + PspFormat.OFF_EXT_LENGTH, (byte) 0);
         out.put(p + PspFormat.OFF_CRYPT_OFFSET, (byte) (clear / 4));
-        out.put(p + PspFormat.OFF_FLAGS, (byte) PspFormat.flagsByte(keys.pspVersion()));
+        out.put(p + PspFormat.OFF_FLAGS, (byte) PspFormat.flagsByte(pspVersion));
         out.putInt(p + PspFormat.OFF_SPI, spi);
         out.putLong(p + PspFormat.OFF_IV, thisIv);
         out.put(p + PspFormat.HEADER, packet, at, clear);
@@ -101,13 +127,15 @@ public final class PspSealer {
 
     /** Takes a new SPI and key when the master keys changed (or on the first packet). */
     private void refresh() {
+        if (keys == null) {
+            throw new IllegalStateException("this sealer seals with the keys its peers issued: seal(PspSendKey, ...)");
+        }
         if (keys.version() == keysVersion) {
             return;
         }
         PspMasterKeys.SendKey k = keys.newSendKey(random);
-        spi = k.spi();
-        key = new SecretKeySpec(k.key(), "AES");
-        iv = ivStart.getAsLong();
+        own = new PspSendKey(k.spi(), k.key());
+        own.nextIv = ivStart.getAsLong();
         keysVersion = k.version();
     }
 

@@ -187,8 +187,15 @@ final class EngineLoop {
         int reserve = (engineConfig.maxDatagram() + (secured ? PspFormat.OVERHEAD : 0)) * engineConfig.maxGsoSegments;
         this.writer = new DatagramWriter(byLevel, gso, faults, loop, shell, reserve, socket.config.engine().maxGsoSegments);
         if (secured) {
-            writer.sealWith(new PspSealer(socket.config.security()));
-            this.opener = new DatagramOpener(new PspOpener(socket.pspState), shell, byLevel[0].alloc());
+            io.homa.internal.tls.PeerKeys peerKeys = socket.peerKeys();
+            if (peerKeys == null) { // pre-shared keys
+                writer.sealWith(new PspSealer(socket.config.security()), null, 0);
+                this.opener = new DatagramOpener(new PspOpener(socket.pspState), shell, byLevel[0].alloc(), null);
+            } else { // mutual TLS: each peer's keys, this loop's of them
+                int index = java.util.Arrays.asList(siblings).indexOf(this);
+                writer.sealWith(new PspSealer(), to -> peerKeys.sendKey(to, index), socket.config.tls().pspVersion());
+                this.opener = new DatagramOpener(new PspOpener(socket.pspState), shell, byLevel[0].alloc(), peerKeys::allows);
+            }
         }
         this.callerTurns = callerSends && faults == null && writer.sendsDirectly();
         if (callerTurns && callerSpinNanos > 0) {

@@ -92,6 +92,8 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
     private final PeerPaths peers;
     private final TcpServer tcpServer;
     private TcpClient tcpClient;
+    /** The mutual-TLS mode's key exchanges (listening on the TCP port); null otherwise. */
+    private final io.homa.internal.tls.KeyExchange keyExchange;
 
     private EngineLoops(ShellConfig config, int serial, InboundRequest.Factory requests, CallObserver observer) {
         this.config = config;
@@ -105,6 +107,8 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
         this.dispatcher = Dispatcher.create(config, serial);
         this.peers = config.tcpFallback() ? new PeerPaths(config, tcpCounters) : null;
         this.tcpServer = config.tcpFallback() ? new TcpServer(config, this, dispatcher, tcpCounters) : null;
+        this.keyExchange = config.tls() == null ? null : new io.homa.internal.tls.KeyExchange(config.tls(),
+                config.security(), loops.length, tcpCounters, config.failures());
     }
 
     /**
@@ -145,9 +149,12 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
                     .sendPayloadByReference(inPlace).build();
             loops[i] = new EngineLoop(this, (EventLoop) executors.next(), ec, random.nextLong(), dispatcher);
         }
-        PortBinding ports = new PortBinding(config, transport, group, tcpServer);
+        PortBinding ports = new PortBinding(config, transport, group, tcpServer != null ? tcpServer : keyExchange);
         channels = ports.bind(loops);
         localAddress = ports.localAddress();
+        if (keyExchange != null) {
+            keyExchange.start(localAddress.getPort());
+        }
         if (config.tcpFallback()) {
             tcpClient = new TcpClient(config, transport, group, tcpCounters, localAddress);
         }
@@ -200,9 +207,49 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
         EngineLoop loop = pickLoop();
         if (peers != null && peers.useTcp(c.server)) {
             callOverTcp(c, loop);
+        } else if (keyExchange != null && !keyExchange.peers().canSendTo(c.server)) {
+            startWhenSecured(c, loop);
         } else {
             c.startOn(loop.calls); // cancelling its future aborts the RPC (the server learns of it when it next asks)
         }
+    }
+
+    /**
+     * Starts a call once this socket holds keys for its server (the mutual-TLS mode: the first call
+     * to a peer waits for the key exchange, a few round trips over TCP); fails it with the API's
+     * AUTHENTICATION_FAILED when the exchange does. Nothing of the request is sent before.
+     */
+    private void startWhenSecured(ClientCall<?> c, EngineLoop loop) {
+        keyExchange.secure(c.server).whenComplete((v, error) -> {
+            if (error == null && !closed.get()) {
+                c.startOn(loop.calls);
+            } else if (closed.get()) {
+                finishClosed(c, true);
+            } else if (forget(c)) {
+                c.releaseOwner();
+                tcpCounters.incrementAndGet(ShellCounter.CALLS_FAILED.ordinal());
+                RuntimeException failure = error instanceof RuntimeException r ? r
+                        : config.failures().create(Failure.AUTHENTICATION_FAILED, c + ": " + error, error);
+                dispatcher.execute(() -> c.fail(failure));
+            }
+        });
+    }
+
+    /**
+     * The verified identity of the peer at {@code peer} ({@code HomaRequest.peerIdentity()}): its
+     * certificate's subject (mutual TLS), the configured name (pre-shared keys), or null when the
+     * socket is not secured or the peer unknown.
+     */
+    public String peerIdentity(InetSocketAddress peer) {
+        if (keyExchange != null) {
+            return keyExchange.peers().identity(peer);
+        }
+        return config.peerName();
+    }
+
+    /** The mutual-TLS mode's record of peers' keys and SPIs; null in the other modes. */
+    public io.homa.internal.tls.PeerKeys peerKeys() {
+        return keyExchange == null ? null : keyExchange.peers();
     }
 
     /**
@@ -445,6 +492,9 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
         }
         if (tcpClient != null) {
             tcpClient.close();
+        }
+        if (keyExchange != null) {
+            keyExchange.close();
         }
         JfrEvents.closed(this);
         boolean onOwnLoop = false;

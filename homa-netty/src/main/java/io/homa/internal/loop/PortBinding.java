@@ -2,7 +2,7 @@ package io.homa.internal.loop;
 
 import io.homa.core.wire.WireFormat;
 import io.homa.internal.ShellConfig;
-import io.homa.internal.tcp.TcpServer;
+import io.homa.internal.transport.TcpListener;
 import io.homa.internal.transport.Transport;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoopGroup;
@@ -29,11 +29,11 @@ final class PortBinding {
     private final ShellConfig config;
     private final Transport transport;
     private final EventLoopGroup group;
-    /** The TCP fallback's listener, or null when it is off. */
-    private final TcpServer tcpServer;
+    /** What listens on TCP at the port (the fallback's server, a secured socket's key exchange), or null. */
+    private final TcpListener tcpServer;
     private InetSocketAddress localAddress;
 
-    PortBinding(ShellConfig config, Transport transport, EventLoopGroup group, TcpServer tcpServer) {
+    PortBinding(ShellConfig config, Transport transport, EventLoopGroup group, TcpListener tcpServer) {
         this.config = config;
         this.transport = transport;
         this.group = group;
@@ -76,8 +76,8 @@ final class PortBinding {
     }
 
     /**
-     * Binds the first UDP channel. With TCP fallback the port must be free for both protocols: the
-     * TCP listener binds first (picking the port when the configuration says 0), then UDP joins
+     * Binds the first UDP channel. With a TCP listener (the fallback, a key exchange) the port must
+     * be free for both protocols: the TCP listener binds first (picking the port when the configuration says 0), then UDP joins
      * its port number; when that is taken, both try again on another port.
      */
     private Channel bindFirst(EngineLoop loop, boolean shared, int tos) {

@@ -43,7 +43,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
  *
  * <p>Internal use only (public for the shell's other packages; the module does not export it).
  */
-public final class TcpServer {
+public final class TcpServer implements io.homa.internal.transport.TcpListener {
     /** What the fallback's server asks of the socket that it serves. */
     public interface Host {
         /**
@@ -80,11 +80,7 @@ public final class TcpServer {
         this.oldestRetryNanos = TcpFrames.oldestRetryNanos(config);
     }
 
-    /**
-     * Listens on {@code address} (port 0: any free port).
-     *
-     * @throws RuntimeException the API's IO_ERROR if the port cannot be bound
-     */
+    @Override
     public Channel bind(EventLoopGroup group, Transport transport, InetSocketAddress address) {
         ServerBootstrap b = new ServerBootstrap().group(group)
                 .channelFactory(transport::newServerSocketChannel)

@@ -8,6 +8,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.socket.DatagramPacket;
 
+import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 
 /**
@@ -47,7 +48,15 @@ public final class DatagramOpener {
     private final ByteBuffer sealedOne = ByteBuffer.allocate(65_536);
     private final ByteBuffer plainOne = ByteBuffer.allocate(65_536);
 
-    public DatagramOpener(PspOpener opener, long[] shell, ByteBufAllocator alloc) {
+    /** The mutual-TLS mode's check that an SPI was issued to the sender's address; null with pre-shared keys. */
+    private final SenderCheck senders;
+
+    /**
+     * @param senders with mutual TLS, whether an SPI this socket issued may come from an address
+     *                (a packet that fails it is dropped as SECURITY_WRONG_PEER); null with pre-shared keys
+     */
+    public DatagramOpener(PspOpener opener, long[] shell, ByteBufAllocator alloc, SenderCheck senders) {
+        this.senders = senders;
         this.opener = opener;
         this.shell = shell;
         this.alloc = alloc;
@@ -84,7 +93,9 @@ public final class DatagramOpener {
                 sealedOne.put(0, in, at, n);
                 plainOne.clear();
                 PspDrop refused = opener.open(sealedOne, 0, n, plainOne);
-                if (refused == null) {
+                if (refused == null && senders != null && !senders.allows(sealedOne.getInt(PspFormat.OFF_SPI), p.sender())) {
+                    shell[ShellCounter.SECURITY_WRONG_PEER.ordinal()]++;
+                } else if (refused == null) {
                     o.put(plainOne.flip());
                     opened++;
                 } else {
@@ -102,5 +113,11 @@ public final class DatagramOpener {
         } finally {
             p.release();
         }
+    }
+
+    /** Whether a packet under an SPI this socket issued may come from an address (mutual TLS). */
+    @FunctionalInterface
+    public interface SenderCheck {
+        boolean allows(int spi, InetSocketAddress from);
     }
 }

@@ -5,6 +5,7 @@ import io.homa.internal.transport.Transport;
 import io.homa.core.Transmit;
 import io.homa.core.psp.PspFormat;
 import io.homa.core.psp.PspSealer;
+import io.homa.core.psp.PspSendKey;
 import io.homa.core.wire.WireFormat;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
@@ -125,6 +126,9 @@ public final class DatagramWriter {
     private final Set<DatagramPacket> delayed = Collections.newSetFromMap(new IdentityHashMap<>());
     /** Seals every datagram when the socket is secured; null when it is not. */
     private PspSealer sealer;
+    /** The mutual-TLS mode's keys by destination (null: the sealer's own pre-shared key). */
+    private SendKeys sendKeys;
+    private int pspVersion;
     /** Where the engine writes its plaintext when sealing (see the class comment): heap memory, see {@link #sealWith}. */
     private ByteBuffer plain;
     /** One sealed packet before it is copied into the arena (heap). */
@@ -165,9 +169,13 @@ public final class DatagramWriter {
      * Seals every datagram from now on (before the first send). {@code reserveBytes} (given to the
      * constructor) must leave room for the sealed transmit: the engine's datagrams are
      * {@link PspFormat#OVERHEAD} shorter than the MTU allows, so that the sealed ones fit it.
+     * With {@code sendKeys} each datagram is sealed with the key its destination issued (under PSP
+     * version {@code pspVersion}); one to a destination without a key is not sent, and counted.
      */
-    public void sealWith(PspSealer sealer) {
+    public void sealWith(PspSealer sealer, SendKeys sendKeys, int pspVersion) {
         this.sealer = sealer;
+        this.sendKeys = sendKeys;
+        this.pspVersion = pspVersion;
         // The cipher works on heap arrays: the JDK's AES-GCM is fastest there (its intrinsics take
         // arrays; a direct buffer goes through temporary arrays, which cost 1.5x the time and 2.6x
         // the garbage per MTU-sized packet, measured in docs/benchmarks.md, "The security layer").
@@ -228,6 +236,10 @@ public final class DatagramWriter {
         int written = t.written();
         if (sealer != null) {
             length = seal(t);
+            if (length < 0) {
+                shell[ShellCounter.SECURITY_NO_SEND_KEY.ordinal()] += segments;
+                return;
+            }
             written = length;
             segmentSize += PspFormat.OVERHEAD;
             byReference = false;
@@ -250,9 +262,14 @@ public final class DatagramWriter {
 
     /**
      * Seals the engine's datagrams of {@code t} (in {@link #plain}) back to back into the batch at
-     * its writer index, which stays where it is (the send path moves it); returns the bytes written.
+     * its writer index, which stays where it is (the send path moves it); returns the bytes written,
+     * or -1 when the destination issued no key (nothing is written).
      */
     private int seal(Transmit t) {
+        PspSendKey key = null;
+        if (sendKeys != null && (key = sendKeys.keyFor(t.destination())) == null) {
+            return -1;
+        }
         ByteBuffer out = batch.internalNioBuffer(batch.writerIndex(), batch.writableBytes());
         int start = out.position();
         int segments = t.segments();
@@ -262,15 +279,19 @@ public final class DatagramWriter {
         }
         for (int i = 0; i < segments; i++) {
             int off = i * size;
-            sealOne(plain, off, Math.min(size, t.length() - off), out);
+            sealOne(key, plain, off, Math.min(size, t.length() - off), out);
         }
         return out.position() - start;
     }
 
     /** Seals the packet {@code from[at, at + length)} (heap) into {@link #sealedOne}, then copies it to {@code out}. */
-    private void sealOne(ByteBuffer from, int at, int length, ByteBuffer out) {
+    private void sealOne(PspSendKey key, ByteBuffer from, int at, int length, ByteBuffer out) {
         sealedOne.clear();
-        sealer.seal(from, at, length, sealedOne);
+        if (key == null) {
+            sealer.seal(from, at, length, sealedOne);
+        } else {
+            sealer.seal(key, pspVersion, from, at, length, sealedOne);
+        }
         out.put(sealedOne.flip());
     }
 
@@ -497,5 +518,11 @@ public final class DatagramWriter {
             p.release();
         }
         delayed.clear();
+    }
+
+    /** The mutual-TLS mode's keys: which key seals a datagram to a destination (null: none yet). */
+    @FunctionalInterface
+    public interface SendKeys {
+        PspSendKey keyFor(InetSocketAddress destination);
     }
 }
