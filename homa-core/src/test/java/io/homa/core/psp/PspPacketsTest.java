@@ -205,6 +205,48 @@ class PspPacketsTest {
         open(opener, seal(new PspSealer(rotated), grantPacket()), PspDrop.UNKNOWN_KEY);
     }
 
+    /**
+     * The key exchange's mode: the receiver issues SPIs (none repeated under one master key, each
+     * under its send slot) and their keys; a packet sealed with an issued key opens at the issuer
+     * only, IVs count from 1 per key, and a key issued under a replaced master key no longer opens.
+     */
+    @Test
+    void issuedKeysSealForTheIssuerAlone() {
+        PspMasterKeys receiver = new PspMasterKeys(0, key(20));
+        PspMasterKeys other = new PspMasterKeys(0, key(21));
+        java.util.Random random = new java.util.Random(3);
+        java.util.Set<Integer> spis = new java.util.HashSet<>();
+        for (int i = 0; i < 10_000; i++) {
+            PspMasterKeys.SendKey k = receiver.issue(random);
+            assertTrue(spis.add(k.spi()), "SPI issued twice: " + k.spi());
+            assertEquals(0, k.spi() >>> 31);
+            assertNotEquals(0, k.spi() & ~PspFormat.SPI_KEY_BIT);
+            assertArrayEquals(PspKeyDerivation.derive(key(20), k.spi(), 0), k.key());
+        }
+        PspMasterKeys.SendKey issued = receiver.issue(random);
+        PspSendKey sendKey = new PspSendKey(issued.spi(), issued.key());
+        PspSealer sealer = new PspSealer();
+        ByteBuffer out = ByteBuffer.allocate(WireFormat.DATA_HEADER + 100 + PspFormat.OVERHEAD);
+        ByteBuffer packet = dataPacket(100);
+        sealer.seal(sendKey, 0, packet, 0, packet.capacity(), out);
+        assertEquals(2, sendKey.nextIv(), "IVs count from 1");
+        ByteBuffer sealed = out.flip();
+        assertEquals(issued.spi(), sealed.getInt(PspFormat.OFF_SPI));
+        assertEquals(1, sealed.getLong(PspFormat.OFF_IV));
+        open(new PspOpener(new PspReceiveState(other)), sealed.duplicate(), PspDrop.AUTH_FAILED);
+        ByteBuffer opened = open(new PspOpener(new PspReceiveState(receiver)), sealed.duplicate(), null);
+        assertEquals(packet.rewind(), opened);
+        // The issuer rotates twice: the first master key is gone, and so is everything issued under it.
+        receiver.install(1, key(22));
+        receiver.sendWith(1);
+        assertEquals(1, receiver.issue(random).spi() >>> 31, "issued under the new send slot");
+        receiver.install(0, key(23));
+        open(new PspOpener(new PspReceiveState(receiver)), sealed.duplicate(), PspDrop.AUTH_FAILED);
+        assertThrows(IllegalArgumentException.class, () -> new PspSendKey(1, new byte[15]));
+        assertThrows(IllegalStateException.class, () -> sealer.seal(packet, 0, packet.capacity(), out.clear()),
+                "a sealer of issued keys has no key of its own");
+    }
+
     @Test
     void rotationMovesSendersToANewSpiUnderTheOtherSlot() {
         PspMasterKeys sender = new PspMasterKeys(0, key(8));
