@@ -1,6 +1,6 @@
 /**
  * Homa on Netty. Applications see package {@code io.homa} (the API) and, for their tests,
- * {@code io.homa.testing} (fault injection); the engine (module {@code io.homa.core}) and
+ * {@code io.homa.testing} (fault injection, test certificates); the engine (module {@code io.homa.core}) and
  * {@code io.homa.internal} stay hidden.
  */
 module io.homa {

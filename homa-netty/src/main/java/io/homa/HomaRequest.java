@@ -28,11 +28,22 @@ public interface HomaRequest {
 
     /**
      * The verified identity of the client, on a secured socket ({@link HomaConfig.Builder#security}):
-     * with pre-shared keys, the {@link HomaSecurity#peerName} of the key the request was sealed
-     * under (every datagram of it authenticated). Null on a plain socket, where nothing about the
-     * sender is verified. Authorize by it, never by {@link #peer()}, which any sender can forge.
+     * with {@link HomaSecurity#mutualTls}, the subject of the client's certificate (RFC 2253, e.g.
+     * {@code CN=billing,O=example}), verified by the TLS handshake whose keys sealed every
+     * datagram of the request; with pre-shared keys, the {@link HomaSecurity#peerName} of the key.
+     * Null on a plain socket, where nothing about the sender is verified. Authorize by it, never
+     * by {@link #peer()}, which any sender can forge.
      */
     default String peerIdentity() {
+        return null;
+    }
+
+    /**
+     * The TLS session of the key exchange with the client ({@link HomaSecurity#mutualTls}): its
+     * certificates, cipher suite and protocol, e.g. for authorization beyond the subject. Null in
+     * the other modes, or when the exchange has ended since the request arrived.
+     */
+    default javax.net.ssl.SSLSession tlsSession() {
         return null;
     }
 

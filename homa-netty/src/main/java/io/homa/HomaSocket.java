@@ -164,6 +164,21 @@ public interface HomaSocket extends AutoCloseable {
     HomaMetrics metrics();
 
     /**
+     * The TLS session of this socket's key exchange with {@code peer} (its Homa address), on a
+     * {@link HomaSecurity#mutualTls} socket once a call to or from it has agreed keys: the peer's
+     * certificates ({@code getPeerCertificates()}), the cipher suite, the protocol. Null before
+     * that, after the exchange's connection closed, and in the other modes. Any thread.
+     *
+     * @throws HomaBadArgumentException if {@code peer} is null
+     */
+    default javax.net.ssl.SSLSession tlsSession(InetSocketAddress peer) {
+        if (peer == null) {
+            throw new HomaBadArgumentException("peer must not be null");
+        }
+        return null;
+    }
+
+    /**
      * A snapshot of every live RPC of this socket (client and server), oldest first per event loop.
      * Costs one hand-off to each event loop and one small object per RPC. After close, empty.
      */

@@ -49,7 +49,7 @@ final class NettyHomaSocket implements HomaSocket, CallObserver {
         EngineLoops[] self = new EngineLoops[1]; // requests are made only once the shell is open
         this.shell = EngineLoops.open(shellConfig(config), serial,
                 (path, id, peer, message, max) -> new ServerRequest(path, id, peer, message, max,
-                        self[0].peerIdentity(peer)), this);
+                        self[0].peerIdentity(peer), self[0].peerKeys()), this);
         self[0] = shell;
     }
 
@@ -235,6 +235,14 @@ final class NettyHomaSocket implements HomaSocket, CallObserver {
         MetricsSnapshot m = shell.metrics();
         return new HomaMetrics(m.counters, m.drops, m.shell, m.activeClientRpcs, m.activeServerRpcs, m.gauges,
                 m.transport, m.queueDelays, m.queuedRequests);
+    }
+
+    @Override
+    public javax.net.ssl.SSLSession tlsSession(InetSocketAddress peer) {
+        if (peer == null) {
+            throw new HomaBadArgumentException("peer must not be null");
+        }
+        return shell.tlsSession(Addresses.normalise(peer));
     }
 
     @Override

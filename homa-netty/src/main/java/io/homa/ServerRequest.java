@@ -15,16 +15,24 @@ import java.time.Duration;
 final class ServerRequest extends InboundRequest implements HomaRequest {
     /** The authenticated peer's identity (a secured socket's), else null. */
     private final String peerIdentity;
+    /** Where the peer's TLS session is (mutual TLS), else null. */
+    private final io.homa.internal.tls.PeerKeys keys;
 
     ServerRequest(Path path, long rpcId, InetSocketAddress peer, ReceivedMessage message, int maxLength,
-                  String peerIdentity) {
+                  String peerIdentity, io.homa.internal.tls.PeerKeys keys) {
         super(path, rpcId, peer, message, maxLength);
         this.peerIdentity = peerIdentity;
+        this.keys = keys;
     }
 
     @Override
     public String peerIdentity() {
         return peerIdentity;
+    }
+
+    @Override
+    public javax.net.ssl.SSLSession tlsSession() {
+        return keys == null ? null : keys.tlsSession(peer());
     }
 
     @Override

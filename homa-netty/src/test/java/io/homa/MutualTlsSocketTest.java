@@ -1,5 +1,6 @@
 package io.homa;
 
+import io.homa.testing.TestCertificates;
 import org.junit.jupiter.api.Test;
 
 import java.net.InetSocketAddress;
@@ -35,7 +36,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class MutualTlsSocketTest {
     private static final String CLIENT = "CN=client-a,O=homa-test";
     private static final String SERVER = "CN=server-b,O=homa-test";
-    private static final TestPki CA = new TestPki("homa-test-ca");
+    private static final TestCertificates CA = new TestCertificates("homa-test-ca");
 
     private static long shell(HomaSocket s, HomaMetrics.Shell c) {
         return s.metrics().shell(c);
@@ -44,10 +45,12 @@ class MutualTlsSocketTest {
     @Test
     void callsRunSealedAndHandlersSeeTheCertificateSubject() throws Exception {
         Set<String> identities = ConcurrentHashMap.newKeySet();
+        Set<String> protocols = ConcurrentHashMap.newKeySet();
         try (HomaSocket server = HomaSocket.open(Loopback.config().security(CA.security(SERVER)).eventLoops(2).build());
              HomaSocket client = HomaSocket.open(Loopback.config().security(CA.security(CLIENT)).build())) {
             server.serve(r -> {
                 identities.add(String.valueOf(r.peerIdentity()));
+                protocols.add(r.tlsSession().getProtocol());
                 r.reply(r.payload());
             });
             InetSocketAddress to = Loopback.addressOf(server);
@@ -58,6 +61,11 @@ class MutualTlsSocketTest {
                 assertArrayEquals(req, client.call(to, req).get(30, TimeUnit.SECONDS), size + " B");
             }
             assertEquals(Set.of(CLIENT), identities);
+            assertEquals(Set.of("TLSv1.3"), protocols);
+            javax.net.ssl.SSLSession session = client.tlsSession(to);
+            assertEquals(SERVER, session.getPeerPrincipal().getName());
+            assertEquals("TLSv1.3", session.getProtocol());
+            assertNull(client.tlsSession(new InetSocketAddress("127.0.0.1", 9)), "no exchange with that peer");
             assertTrue(client.rpcs().stream().allMatch(r -> SERVER.equals(r.peerIdentity())), client.rpcs().toString());
             assertEquals(1, shell(client, HomaMetrics.Shell.TLS_HANDSHAKES), "one exchange per peer pair");
             assertEquals(1, shell(server, HomaMetrics.Shell.TLS_HANDSHAKES));
@@ -78,13 +86,13 @@ class MutualTlsSocketTest {
 
     @Test
     void aClientWithAnUntrustedCertificateIsRefused() throws Exception {
-        TestPki stranger = new TestPki("someone-else");
+        TestCertificates stranger = new TestCertificates("someone-else");
         assertRefused(CA.security(SERVER), HomaSecurity.mutualTls(stranger.issue(CLIENT), CA.trustManager()));
     }
 
     @Test
     void aServerWithAnUntrustedCertificateIsRefused() throws Exception {
-        TestPki stranger = new TestPki("someone-else");
+        TestCertificates stranger = new TestCertificates("someone-else");
         assertRefused(HomaSecurity.mutualTls(stranger.issue(SERVER), CA.trustManager()), CA.security(CLIENT));
     }
 

@@ -247,6 +247,11 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
         return config.peerName();
     }
 
+    /** The TLS session of the key exchange with {@code peer} (mutual TLS), else null. */
+    public javax.net.ssl.SSLSession tlsSession(InetSocketAddress peer) {
+        return keyExchange == null ? null : keyExchange.peers().tlsSession(peer);
+    }
+
     /** The mutual-TLS mode's record of peers' keys and SPIs; null in the other modes. */
     public io.homa.internal.tls.PeerKeys peerKeys() {
         return keyExchange == null ? null : keyExchange.peers();

@@ -246,6 +246,7 @@ public final class KeyExchange implements TcpListener {
         final CompletableFuture<Void> ready;
         Channel channel;
         String identity;
+        javax.net.ssl.SSLSession tlsSession;
         InetSocketAddress peer;
         boolean claimed;
         int peerLoops;
@@ -287,7 +288,8 @@ public final class KeyExchange implements TcpListener {
                 return;
             }
             try {
-                identity = ctx.pipeline().get(SslHandler.class).engine().getSession().getPeerPrincipal().getName();
+                tlsSession = ctx.pipeline().get(SslHandler.class).engine().getSession();
+                identity = tlsSession.getPeerPrincipal().getName();
             } catch (SSLException ex) {
                 counters.incrementAndGet(ShellCounter.TLS_REFUSED.ordinal());
                 fail("the peer presented no certificate", ex);
@@ -332,7 +334,7 @@ public final class KeyExchange implements TcpListener {
             }
             InetSocketAddress remote = Addresses.normalise((InetSocketAddress) ctx.channel().remoteAddress());
             InetSocketAddress at = initiator() ? Addresses.normalise(dialed) : new InetSocketAddress(remote.getAddress(), port);
-            if (!peers.claim(at, identity)) {
+            if (!peers.claim(at, identity, tlsSession)) {
                 refuse(ctx, "another identity holds " + at + " (" + peers.identity(at) + "); refusing " + identity);
                 return;
             }

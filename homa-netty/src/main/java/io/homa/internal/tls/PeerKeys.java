@@ -22,8 +22,8 @@ public final class PeerKeys {
     record Sending(String identity, PspSendKey[] byLoop, Object session) {
     }
 
-    /** A peer address's identity and how many live sessions stand behind it. */
-    private record Claim(String identity, int sessions) {
+    /** A peer address's identity, how many live sessions stand behind it, and the latest one's TLS session. */
+    private record Claim(String identity, int sessions, javax.net.ssl.SSLSession tls) {
     }
 
     private final ConcurrentHashMap<InetSocketAddress, Sending> sending = new ConcurrentHashMap<>();
@@ -53,6 +53,12 @@ public final class PeerKeys {
         return c == null ? null : c.identity;
     }
 
+    /** The TLS session of the latest key exchange with the peer at {@code peer}, or null when none is known. */
+    public javax.net.ssl.SSLSession tlsSession(InetSocketAddress peer) {
+        Claim c = claims.get(peer);
+        return c == null ? null : c.tls;
+    }
+
     /** SPIs issued and still bound (for tests and stats). */
     public int issuedSpis() {
         return issued.size();
@@ -62,24 +68,24 @@ public final class PeerKeys {
      * A session speaks for {@code peer} as {@code identity}: false (and nothing changes) when a
      * live session of another identity holds that address.
      */
-    boolean claim(InetSocketAddress peer, String identity) {
+    boolean claim(InetSocketAddress peer, String identity, javax.net.ssl.SSLSession tls) {
         boolean[] ok = {true};
         claims.compute(peer, (a, c) -> {
             if (c == null) {
-                return new Claim(identity, 1);
+                return new Claim(identity, 1, tls);
             }
             if (!c.identity.equals(identity)) {
                 ok[0] = false;
                 return c;
             }
-            return new Claim(identity, c.sessions + 1);
+            return new Claim(identity, c.sessions + 1, tls);
         });
         return ok[0];
     }
 
     /** A session that {@link #claim}ed {@code peer} ended. */
     void unclaim(InetSocketAddress peer) {
-        claims.computeIfPresent(peer, (a, c) -> c.sessions <= 1 ? null : new Claim(c.identity, c.sessions - 1));
+        claims.computeIfPresent(peer, (a, c) -> c.sessions <= 1 ? null : new Claim(c.identity, c.sessions - 1, c.tls));
     }
 
     void bind(int spi, InetSocketAddress peer) {

@@ -30,15 +30,15 @@ class PeerKeysTest {
     @Test
     void anAddressHasOneIdentityAtATime() {
         PeerKeys p = new PeerKeys();
-        assertTrue(p.claim(A, "CN=a"));
-        assertTrue(p.claim(A, "CN=a"), "a second session of the same peer");
-        assertFalse(p.claim(A, "CN=b"), "another certificate claiming the address");
+        assertTrue(p.claim(A, "CN=a", null));
+        assertTrue(p.claim(A, "CN=a", null), "a second session of the same peer");
+        assertFalse(p.claim(A, "CN=b", null), "another certificate claiming the address");
         assertEquals("CN=a", p.identity(A));
         p.unclaim(A);
         assertEquals("CN=a", p.identity(A), "one session still stands behind it");
         p.unclaim(A);
         assertNull(p.identity(A));
-        assertTrue(p.claim(A, "CN=b"), "free again once its sessions ended");
+        assertTrue(p.claim(A, "CN=b", null), "free again once its sessions ended");
     }
 
     @Test

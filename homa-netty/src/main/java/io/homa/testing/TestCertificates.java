@@ -1,4 +1,6 @@
-package io.homa;
+package io.homa.testing;
+
+import io.homa.HomaSecurity;
 
 import javax.net.ssl.KeyManager;
 import javax.net.ssl.KeyManagerFactory;
@@ -18,20 +20,29 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A certificate authority for tests of the mutual-TLS key exchange, made with the JDK's own
- * {@code keytool} (EC P-256 keys; no library needed, the same on every JDK): {@link #issue} makes
- * a leaf certificate for both TLS roles, signed by this authority, and the {@link KeyManager}
- * that presents it; {@link #trustManager} trusts what this authority signed. Each certificate
- * costs a few keytool runs (about a second), so leaves are made once per subject.
+ * A throwaway certificate authority for tests of {@link HomaSecurity#mutualTls} sockets (yours
+ * and ours), made with the JDK's own {@code keytool} (EC P-256 keys, valid two days; nothing to
+ * install, the same on every JDK): {@link #issue} makes a certificate for both TLS roles, signed
+ * by this authority, and the {@link KeyManager} that presents it; {@link #trustManager} trusts
+ * what this authority signed. Each certificate costs a few keytool runs (about a second), so one
+ * is made per subject and reused. Its files live in a temporary directory removed at exit.
+ *
+ * <p>For tests only: the private keys sit unprotected on disk (under a fixed password) while the
+ * JVM runs. Never use it for a deployment's certificates. Thread-safe.
  */
-final class TestPki {
+public final class TestCertificates {
     private static final String PASSWORD = "homa-test";
     private static final AtomicInteger LEAVES = new AtomicInteger();
 
     private final Path dir;
     private final Map<String, KeyManager> leaves = new ConcurrentHashMap<>();
 
-    TestPki(String name) {
+    /**
+     * A new authority named {@code CN=name}.
+     *
+     * @throws IllegalStateException if keytool fails (its output is in the message)
+     */
+    public TestCertificates(String name) {
         try {
             dir = Files.createTempDirectory("homa-pki-");
             dir.toFile().deleteOnExit();
@@ -45,8 +56,14 @@ final class TestPki {
         }
     }
 
-    /** A key manager presenting a certificate for {@code subject} (e.g. "CN=client-a,O=test"). */
-    KeyManager issue(String subject) {
+    /**
+     * A key manager presenting a certificate for {@code subject} (an X.500 name, e.g.
+     * {@code "CN=client-a,O=test"}), signed by this authority; the same one on every call with
+     * the same subject.
+     *
+     * @throws IllegalStateException if keytool fails
+     */
+    public KeyManager issue(String subject) {
         return leaves.computeIfAbsent(subject, this::newLeaf);
     }
 
@@ -74,8 +91,8 @@ final class TestPki {
         }
     }
 
-    /** Trusts the certificates this authority signed. */
-    TrustManager trustManager() {
+    /** A trust manager that trusts the certificates this authority signed (and no others). */
+    public TrustManager trustManager() {
         try {
             KeyStore ks = KeyStore.getInstance("PKCS12");
             ks.load(null, null);
@@ -88,8 +105,8 @@ final class TestPki {
         }
     }
 
-    /** Mutual-TLS security with a certificate for {@code subject}, trusting this authority. */
-    HomaSecurity security(String subject) {
+    /** {@link HomaSecurity#mutualTls} with a certificate for {@code subject}, trusting this authority. */
+    public HomaSecurity security(String subject) {
         return HomaSecurity.mutualTls(issue(subject), trustManager());
     }
 
