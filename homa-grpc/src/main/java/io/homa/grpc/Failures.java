@@ -45,6 +45,11 @@ final class Failures {
             return Status.UNAVAILABLE.withDescription("the Homa server refused the call unrun (overloaded): "
                     + cause.getMessage()).withCause(cause);
         }
+        if (cause instanceof io.homa.HomaAuthenticationException) {
+            // As grpc-netty reports a failed TLS handshake: the server is there but not reachable securely.
+            return Status.UNAVAILABLE.withDescription("the Homa key exchange failed: " + cause.getMessage())
+                    .withCause(cause);
+        }
         if (cause instanceof HomaMessageTooLargeException) {
             return Status.RESOURCE_EXHAUSTED.withDescription(cause.getMessage()).withCause(cause);
         }

@@ -7,6 +7,10 @@ import io.grpc.internal.GrpcUtil;
 import io.grpc.internal.ManagedChannelImplBuilder;
 import io.homa.HomaBadArgumentException;
 import io.homa.HomaConfig;
+import io.homa.HomaSecurity;
+import io.grpc.ChannelCredentials;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.TlsChannelCredentials;
 
 import java.util.concurrent.Executor;
 
@@ -24,8 +28,17 @@ import java.util.concurrent.Executor;
  * address, a free port) and closes it when the channel terminates. That socket also receives the
  * server's messages of streaming calls, so servers must be able to reach it (docs/grpc.md).
  *
- * <p>Homa has no TLS: {@link #useTransportSecurity()} throws, and calls carry no authentication.
- * Messages are never compressed. The default maximum inbound message is 4 MiB, as for any
+ * <p><b>Security.</b> With {@link #forAddress(String, int, ChannelCredentials)} and
+ * {@link TlsChannelCredentials} (a client certificate and the roots to trust, as key and trust
+ * managers or PEM) the channel's socket is a {@link io.homa.HomaSecurity#mutualTls} socket: before
+ * the first call to a server the two run a TLS 1.3 handshake with both certificates, and every
+ * datagram is then encrypted and authenticated. A server whose certificate is not trusted fails
+ * the channel's calls with UNAVAILABLE (the cause a {@link io.homa.HomaAuthenticationException}).
+ * The call's attributes carry the TLS session ({@code Grpc.TRANSPORT_ATTR_SSL_SESSION}) and the
+ * security level PRIVACY_AND_INTEGRITY, as grpc-netty's do. Host names are not checked against
+ * the certificate: authorize by the certificate's subject. Without credentials (or with
+ * {@link InsecureChannelCredentials}) calls travel in plaintext, unauthenticated, and
+ * {@link #useTransportSecurity()} throws. Messages are never compressed. The default maximum inbound message is 4 MiB, as for any
  * grpc-java channel; raise it with {@link #maxInboundMessageSize(int)}.
  *
  * <p><b>Threads and buffers.</b> A builder is not thread-safe; the channel it builds is, as any
@@ -49,13 +62,15 @@ import java.util.concurrent.Executor;
 public final class HomaChannelBuilder extends ForwardingChannelBuilder2<HomaChannelBuilder> {
     private final ManagedChannelImplBuilder delegate;
     private HomaConfig homaConfig = HomaConfig.defaults();
+    /** From the channel's credentials; null for plaintext. */
+    private HomaSecurity security;
     private int maxInboundMessageSize = GrpcUtil.DEFAULT_MAX_MESSAGE_SIZE;
     /** Callbacks run on the transport's thread ({@code directExecutor()}). */
     private boolean directExecutor;
 
     private HomaChannelBuilder(String target) {
         delegate = new ManagedChannelImplBuilder(target,
-                () -> new HomaTransportFactory(SocketThreads.forGrpcExecutor(homaConfig, directExecutor),
+                () -> new HomaTransportFactory(SocketThreads.forGrpcExecutor(securedConfig(), directExecutor),
                         maxInboundMessageSize),
                 () -> GrpcUtil.DEFAULT_PORT_PLAINTEXT);
     }
@@ -69,6 +84,38 @@ public final class HomaChannelBuilder extends ForwardingChannelBuilder2<HomaChan
             throw new HomaBadArgumentException("port must be 0..65535, was " + port);
         }
         return new HomaChannelBuilder(GrpcUtil.authorityFromHostAndPort(host, port));
+    }
+
+    /**
+     * A channel to one server with {@code credentials}: {@link TlsChannelCredentials} for mutual
+     * TLS (see the class comment), {@link InsecureChannelCredentials} for plaintext.
+     *
+     * @throws HomaBadArgumentException if the credentials are of another kind, ask for a feature
+     *                                  Homa cannot honour, or lack a client certificate
+     */
+    public static HomaChannelBuilder forAddress(String host, int port, ChannelCredentials credentials) {
+        HomaSecurity s = TlsCredentials.forChannel(credentials);
+        HomaChannelBuilder b = forAddress(host, port);
+        b.security = s;
+        return b;
+    }
+
+    /**
+     * A channel to a gRPC target (as {@link #forTarget(String)}) with {@code credentials}, as
+     * {@link #forAddress(String, int, ChannelCredentials)} takes them.
+     *
+     * @throws HomaBadArgumentException as {@link #forAddress(String, int, ChannelCredentials)}
+     */
+    public static HomaChannelBuilder forTarget(String target, ChannelCredentials credentials) {
+        HomaSecurity s = TlsCredentials.forChannel(credentials);
+        HomaChannelBuilder b = forTarget(target);
+        b.security = s;
+        return b;
+    }
+
+    /** The socket's settings with the credentials' security, if any (it replaces a {@code homaConfig}'s). */
+    private HomaConfig securedConfig() {
+        return security == null ? homaConfig : homaConfig.toBuilder().security(security).build();
     }
 
     /**
@@ -125,16 +172,21 @@ public final class HomaChannelBuilder extends ForwardingChannelBuilder2<HomaChan
         return super.executor(executor);
     }
 
-    /** Homa is always plaintext; accepted so that code written for other transports compiles. */
+    /** Plaintext: drops the security of any credentials given to the factory method. */
     @Override
     public HomaChannelBuilder usePlaintext() {
+        security = null;
         return this;
     }
 
-    /** Homa has no TLS. */
+    /** Needs certificates: build with {@link #forAddress(String, int, ChannelCredentials)} and TLS credentials instead. */
     @Override
     public HomaChannelBuilder useTransportSecurity() {
-        throw new UnsupportedOperationException("homa-grpc has no transport security");
+        if (security != null) {
+            return this;
+        }
+        throw new UnsupportedOperationException("homa-grpc's TLS needs certificates: build the channel with"
+                + " forAddress(host, port, TlsChannelCredentials...) or forTarget(target, credentials)");
     }
 
     @Override

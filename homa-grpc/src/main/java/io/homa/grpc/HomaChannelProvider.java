@@ -40,10 +40,11 @@ public final class HomaChannelProvider extends ManagedChannelProvider {
 
     @Override
     protected NewChannelBuilderResult newChannelBuilder(String target, ChannelCredentials credentials) {
-        if (!(credentials instanceof InsecureChannelCredentials)) {
-            return NewChannelBuilderResult.error("homa-grpc has no transport security: use InsecureChannelCredentials");
+        try {
+            return NewChannelBuilderResult.channelBuilder(HomaChannelBuilder.forTarget(target, credentials));
+        } catch (io.homa.HomaBadArgumentException e) {
+            return NewChannelBuilderResult.error(e.getMessage());
         }
-        return NewChannelBuilderResult.channelBuilder(HomaChannelBuilder.forTarget(target));
     }
 
     @Override

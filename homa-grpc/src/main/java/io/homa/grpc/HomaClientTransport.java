@@ -88,7 +88,13 @@ final class HomaClientTransport implements ConnectionClientTransport {
         }
         ping(Duration.ofNanos(factory.connectTimeoutNanos())).whenComplete((rtt, error) -> {
             if (error == null) {
+                // The ping agreed keys if the socket is secured: the TLS session is there now.
+                javax.net.ssl.SSLSession tls = endpoint().socket().tlsSession(server);
                 synchronized (this) {
+                    if (tls != null) {
+                        attributes = attributes.toBuilder().set(Grpc.TRANSPORT_ATTR_SSL_SESSION, tls)
+                                .set(GrpcAttributes.ATTR_SECURITY_LEVEL, SecurityLevel.PRIVACY_AND_INTEGRITY).build();
+                    }
                     attributes = listener.filterTransport(attributes);
                 }
                 listener.transportReady();

@@ -7,6 +7,10 @@ import io.grpc.internal.GrpcUtil;
 import io.grpc.internal.ServerImplBuilder;
 import io.homa.HomaBadArgumentException;
 import io.homa.HomaConfig;
+import io.homa.HomaSecurity;
+import io.grpc.InsecureServerCredentials;
+import io.grpc.ServerCredentials;
+import io.grpc.TlsServerCredentials;
 
 import java.io.File;
 import java.net.InetSocketAddress;
@@ -28,7 +32,7 @@ import java.util.concurrent.Executor;
  * <p>A unary call's Homa request stays open while its handler runs, so the socket's
  * {@link HomaConfig#requestTimeout()} bounds a unary handler's time: by default this builder sets
  * it to a day, as gRPC has no such limit; a {@code homaConfig} of your own keeps its value.
- * Homa has no TLS, and messages are never compressed. The default maximum inbound message is
+ * TLS: {@link #forPort(int, ServerCredentials)}; messages are never compressed. The default maximum inbound message is
  * 4 MiB, as for any grpc-java server; raise it with {@link #maxInboundMessageSize(int)}.
  *
  * <p><b>Threads and buffers.</b> A builder is not thread-safe. Service methods run on the server's
@@ -47,12 +51,15 @@ import java.util.concurrent.Executor;
  *
  * <p><b>Failures.</b> {@code build().start()} throws {@link java.io.IOException} if the Homa
  * socket cannot be bound; the builder's methods throw {@link HomaBadArgumentException} for
- * arguments that can never work and {@link UnsupportedOperationException} for TLS.
+ * arguments that can never work and {@link UnsupportedOperationException} for
+ * {@code useTransportSecurity} (use TLS credentials).
  */
 public final class HomaServerBuilder extends ForwardingServerBuilder<HomaServerBuilder> {
     private final ServerImplBuilder delegate;
     private final InetSocketAddress address;
     private HomaConfig homaConfig;
+    /** From the server's credentials; null for plaintext. */
+    private HomaSecurity security;
     private int maxInboundMessageSize = GrpcUtil.DEFAULT_MAX_MESSAGE_SIZE;
     /** Service methods run on the transport's thread ({@code directExecutor()}). */
     private boolean directExecutor;
@@ -69,6 +76,25 @@ public final class HomaServerBuilder extends ForwardingServerBuilder<HomaServerB
             throw new HomaBadArgumentException("port must be 0..65535, was " + port);
         }
         return new HomaServerBuilder(new InetSocketAddress(port));
+    }
+
+    /**
+     * A server on every local address, on Homa port {@code port}, with {@code credentials}:
+     * {@link TlsServerCredentials} (this server's certificate, the roots its clients' certificates
+     * must chain to, and {@code ClientAuth.REQUIRE}: Homa's key exchange is always mutual) make its
+     * socket a {@link io.homa.HomaSecurity#mutualTls} one, which also listens on TCP at the port
+     * number for key exchanges; each call's attributes carry the client's TLS session
+     * ({@code Grpc.TRANSPORT_ATTR_SSL_SESSION}). {@link InsecureServerCredentials}: plaintext.
+     *
+     * @throws HomaBadArgumentException if the port is out of range, or the credentials are of
+     *                                  another kind, ask for a feature Homa cannot honour, or do
+     *                                  not require client certificates
+     */
+    public static HomaServerBuilder forPort(int port, ServerCredentials credentials) {
+        HomaSecurity s = TlsCredentials.forServer(credentials);
+        HomaServerBuilder b = forPort(port);
+        b.security = s;
+        return b;
     }
 
     /**
@@ -102,6 +128,9 @@ public final class HomaServerBuilder extends ForwardingServerBuilder<HomaServerB
         HomaConfig config = homaConfig == null
                 ? HomaConfig.builder().bindAddress(address).requestTimeout(StreamBase.NO_DEADLINE).build()
                 : homaConfig.toBuilder().bindAddress(address).build();
+        if (security != null) {
+            config = config.toBuilder().security(security).build();
+        }
         return SocketThreads.forGrpcExecutor(config, directExecutor);
     }
 
@@ -129,10 +158,11 @@ public final class HomaServerBuilder extends ForwardingServerBuilder<HomaServerB
         return super.executor(executor);
     }
 
-    /** Homa has no TLS. */
+    /** Needs the clients' roots too: build with {@link #forPort(int, ServerCredentials)} and TLS credentials instead. */
     @Override
     public HomaServerBuilder useTransportSecurity(File certChain, File privateKey) {
-        throw new UnsupportedOperationException("homa-grpc has no transport security");
+        throw new UnsupportedOperationException("Homa's key exchange is always mutual: build the server with"
+                + " forPort(port, TlsServerCredentials with clientAuth(REQUIRE) and the clients' roots)");
     }
 
     @Override

@@ -64,7 +64,8 @@ final class HomaServerTransport implements ServerTransport {
     void start(ServerTransportListener listener) {
         Attributes ready = listener.transportReady(Attributes.newBuilder()
                 .set(Grpc.TRANSPORT_ATTR_LOCAL_ADDR, server.socket().localAddress())
-                .set(GrpcAttributes.ATTR_SECURITY_LEVEL, SecurityLevel.NONE)
+                .set(GrpcAttributes.ATTR_SECURITY_LEVEL, server.socket().config().security() != null
+                        ? SecurityLevel.PRIVACY_AND_INTEGRITY : SecurityLevel.NONE)
                 .build());
         synchronized (this) {
             this.listener = listener;
@@ -149,7 +150,12 @@ final class HomaServerTransport implements ServerTransport {
                 return;
             }
             StatsTraceContext stats = StatsTraceContext.newServerContext(server.tracerFactories(), f.method, headers);
-            Attributes streamAttributes = attributes.toBuilder().set(Grpc.TRANSPORT_ATTR_REMOTE_ADDR, request.peer()).build();
+            Attributes.Builder ab = attributes.toBuilder().set(Grpc.TRANSPORT_ATTR_REMOTE_ADDR, request.peer());
+            javax.net.ssl.SSLSession tls = request.tlsSession();
+            if (tls != null) {
+                ab.set(Grpc.TRANSPORT_ATTR_SSL_SESSION, tls);
+            }
+            Attributes streamAttributes = ab.build();
             stream = new HomaServerStream(this, request.peer(), f, deadline, stats, streamAttributes, unary ? request : null);
             streams.put(key, stream);
             l = listener;

@@ -48,11 +48,17 @@ class ProviderTest {
         assertEquals("dns", NameResolverRegistry.getDefaultRegistry().asFactory().getDefaultScheme());
     }
 
+    /** Homa's TLS is mutual: TLS credentials without a client certificate are refused, with one they make a channel. */
     @Test
-    void tlsIsRefused() {
+    void tlsNeedsAClientCertificate() {
         Exception e = assertThrows(Exception.class, () -> Grpc.newChannelBuilder("homa://" + Transport.HOST + ":1",
                 TlsChannelCredentials.create()).build());
-        assertTrue(e.getMessage().contains("InsecureChannelCredentials"), e.getMessage());
+        assertTrue(e.getMessage().contains("certificate"), e.getMessage());
         assertThrows(UnsupportedOperationException.class, () -> HomaChannelBuilder.forAddress("h", 1).useTransportSecurity());
+        io.homa.testing.TestCertificates ca = new io.homa.testing.TestCertificates("provider-test-ca");
+        io.grpc.ManagedChannel channel = Grpc.newChannelBuilder("homa://" + Transport.HOST + ":1",
+                TlsChannelCredentials.newBuilder().keyManager(ca.issue("CN=provider-test")).trustManager(ca.trustManager())
+                        .build()).build();
+        assertTrue(channel.shutdownNow().isShutdown());
     }
 }
