@@ -217,10 +217,11 @@ public final class HomaMetrics {
     private final String transport;
     private final long[] queueDelays;
     private final int queuedRequests;
-
+    private final Map<String, Long> requestsByPeerIdentity;
 
     HomaMetrics(long[] counters, long[] drops, long[] shell, int activeClientRpcs, int activeServerRpcs, long[] gauges,
-                String transport, long[] queueDelays, int queuedRequests) {
+                String transport, long[] queueDelays, int queuedRequests, Map<String, Long> requestsByPeerIdentity) {
+        this.requestsByPeerIdentity = Map.copyOf(requestsByPeerIdentity);
         this.transport = transport;
         this.queueDelays = queueDelays;
         this.queuedRequests = queuedRequests;
@@ -238,6 +239,16 @@ public final class HomaMetrics {
      */
     public String transport() {
         return transport;
+    }
+
+    /**
+     * Requests this socket received, by the verified identity of their client
+     * ({@link HomaRequest#peerIdentity()}): on a secured socket, who called how often, e.g. to
+     * see which caller a load comes from. Up to 1,024 identities are told apart; requests of any
+     * further one count under {@code "(other)"}. Empty on a plain socket. Unmodifiable.
+     */
+    public Map<String, Long> requestsByPeerIdentity() {
+        return requestsByPeerIdentity;
     }
 
     /** The names of every protocol counter (the keys of {@link #counters()}), always in the same order. */

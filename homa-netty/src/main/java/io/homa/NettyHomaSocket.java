@@ -48,9 +48,16 @@ final class NettyHomaSocket implements HomaSocket, CallObserver {
         this.serial = SERIAL.incrementAndGet();
         EngineLoops[] self = new EngineLoops[1]; // requests are made only once the shell is open
         this.shell = EngineLoops.open(shellConfig(config), serial,
-                (path, id, peer, message, max) -> new ServerRequest(path, id, peer, message, max,
-                        self[0].peerIdentity(peer), self[0].peerKeys()), this);
+                (path, id, peer, message, max) -> request(self[0], path, id, peer, message, max), this);
         self[0] = shell;
+    }
+
+    /** A request for the handler, with its client's verified identity (counted by identity). */
+    private static ServerRequest request(EngineLoops shell, io.homa.internal.rpc.InboundRequest.Path path, long id,
+                                         InetSocketAddress peer, io.homa.core.ReceivedMessage message, int max) {
+        String identity = shell.peerIdentity(peer);
+        shell.countRequestOf(identity);
+        return new ServerRequest(path, id, peer, message, max, identity, shell.peerKeys());
     }
 
     static NettyHomaSocket open(HomaConfig config) {
@@ -234,7 +241,7 @@ final class NettyHomaSocket implements HomaSocket, CallObserver {
     public HomaMetrics metrics() {
         MetricsSnapshot m = shell.metrics();
         return new HomaMetrics(m.counters, m.drops, m.shell, m.activeClientRpcs, m.activeServerRpcs, m.gauges,
-                m.transport, m.queueDelays, m.queuedRequests);
+                m.transport, m.queueDelays, m.queuedRequests, m.requestsByPeerIdentity);
     }
 
     @Override

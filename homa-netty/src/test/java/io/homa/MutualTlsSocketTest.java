@@ -61,6 +61,7 @@ class MutualTlsSocketTest {
                 assertArrayEquals(req, client.call(to, req).get(30, TimeUnit.SECONDS), size + " B");
             }
             assertEquals(Set.of(CLIENT), identities);
+            assertEquals(java.util.Map.of(CLIENT, 6L), server.metrics().requestsByPeerIdentity());
             assertEquals(Set.of("TLSv1.3"), protocols);
             javax.net.ssl.SSLSession session = client.tlsSession(to);
             assertEquals(SERVER, session.getPeerPrincipal().getName());

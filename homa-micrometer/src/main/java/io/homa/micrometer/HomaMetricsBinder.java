@@ -52,6 +52,9 @@ public final class HomaMetricsBinder implements MeterBinder, AutoCloseable {
     private final Tags tags;
     private final Snapshots snapshots;
     private final List<CallListener> listeners = new ArrayList<>();
+    /** Registries bound so far, and the peer identities that have a counter in them (secured sockets). */
+    private final List<MeterRegistry> registries = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final java.util.Set<String> identities = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     /** Binds {@code socket} with no extra tags and snapshots at most 1 s old. */
     public HomaMetricsBinder(HomaSocket socket) {
@@ -75,7 +78,7 @@ public final class HomaMetricsBinder implements MeterBinder, AutoCloseable {
         }
         this.socket = socket;
         this.tags = Tags.of(tags);
-        this.snapshots = new Snapshots(socket, maxSnapshotAge.toNanos());
+        this.snapshots = new Snapshots(socket, maxSnapshotAge.toNanos(), this::identitiesSeen);
     }
 
     @Override
@@ -119,6 +122,32 @@ public final class HomaMetricsBinder implements MeterBinder, AutoCloseable {
                     m -> m.queueDelayMicros(q) / 1e6);
         }
         bindTimers(registry);
+        registries.add(registry);
+        for (String id : identities) {
+            bindIdentity(registry, id);
+        }
+        identitiesSeen(snapshots.get());
+    }
+
+    /**
+     * Gives each peer identity a snapshot shows its counter in every registry: identities appear as
+     * clients call (certificate subjects, at most 1,024 per socket), so their meters are made as
+     * scrapes find them.
+     */
+    private void identitiesSeen(HomaMetrics m) {
+        for (String id : m.requestsByPeerIdentity().keySet()) {
+            if (identities.add(id)) {
+                for (MeterRegistry r : registries) {
+                    bindIdentity(r, id);
+                }
+            }
+        }
+    }
+
+    private void bindIdentity(MeterRegistry registry, String id) {
+        counter(registry, "homa.requests.by.peer", tags.and("peer.identity", id), null,
+                "Requests received, by the verified identity of their client (secured sockets)",
+                m -> m.requestsByPeerIdentity().getOrDefault(id, 0L));
     }
 
     /**
@@ -220,21 +249,32 @@ public final class HomaMetricsBinder implements MeterBinder, AutoCloseable {
     private static final class Snapshots {
         private final HomaSocket socket;
         private final long maxAgeNanos;
+        private final java.util.function.Consumer<HomaMetrics> onFresh;
         private HomaMetrics last;
         private long takenAt;
 
-        Snapshots(HomaSocket socket, long maxAgeNanos) {
+        Snapshots(HomaSocket socket, long maxAgeNanos, java.util.function.Consumer<HomaMetrics> onFresh) {
             this.socket = socket;
             this.maxAgeNanos = maxAgeNanos;
+            this.onFresh = onFresh;
         }
 
-        synchronized HomaMetrics get() {
-            long now = System.nanoTime();
-            if (last == null || now - takenAt > maxAgeNanos) {
-                last = socket.metrics();
-                takenAt = now;
+        HomaMetrics get() {
+            HomaMetrics m;
+            boolean fresh = false;
+            synchronized (this) {
+                long now = System.nanoTime();
+                if (last == null || now - takenAt > maxAgeNanos) {
+                    last = socket.metrics();
+                    takenAt = now;
+                    fresh = true;
+                }
+                m = last;
             }
-            return last;
+            if (fresh) {
+                onFresh.accept(m); // outside the lock: it registers meters, whose reads come back here
+            }
+            return m;
         }
     }
 }

@@ -86,6 +86,29 @@ class HomaMetricsBinderTest {
                 .timer().count());
     }
 
+    /** A secured server's requests by the verified identity of their client: a counter per identity, made as it appears. */
+    @Test
+    void securedServer_countsRequestsByPeerIdentity() throws Exception {
+        io.homa.HomaKeyRing ring = io.homa.HomaKeyRing.of(io.homa.HomaKeyRing.Cipher.AES_GCM_128, new byte[32]);
+        HomaConfig secured = HomaConfig.builder().bindAddress(new InetSocketAddress("127.0.0.1", 0))
+                .security(io.homa.HomaSecurity.preSharedKeys(ring).peerName("tenant-a")).build();
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (HomaSocket s = HomaSocket.open(secured); HomaSocket c = HomaSocket.open(secured);
+             HomaMetricsBinder binder = new HomaMetricsBinder(s, Tags.empty(), Duration.ZERO)) {
+            s.serve(r -> r.reply(r.toByteArray()));
+            binder.bindTo(registry); // before any request: no identity yet
+            assertTrue(registry.find("homa.requests.by.peer").functionCounters().isEmpty());
+            InetSocketAddress to = new InetSocketAddress("127.0.0.1", s.localAddress().getPort());
+            for (int i = 0; i < 7; i++) {
+                c.call(to, new byte[10]).get(30, TimeUnit.SECONDS);
+            }
+            assertEquals(java.util.Map.of("tenant-a", 7L), s.metrics().requestsByPeerIdentity());
+            registry.get("homa.rpcs.completed").tag("role", "server").functionCounter().count(); // a scrape finds it
+            assertEquals(7, registry.get("homa.requests.by.peer").tag("peer.identity", "tenant-a").functionCounter().count());
+            assertTrue(client.metrics().requestsByPeerIdentity().isEmpty(), "a plain socket counts none");
+        }
+    }
+
     @Test
     void prometheusScrape_carriesNonZeroCountersAndLatencyHistograms() throws Exception {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);

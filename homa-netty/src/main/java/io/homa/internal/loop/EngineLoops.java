@@ -235,6 +235,14 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
         });
     }
 
+    /** Requests by their client's verified identity: counted as each request is made. */
+    private final io.homa.internal.observe.IdentityCounts identityCounts = new io.homa.internal.observe.IdentityCounts();
+
+    /** Counts one request of {@code identity} (null: a plain socket's, not counted). */
+    public void countRequestOf(String identity) {
+        identityCounts.count(identity);
+    }
+
     /**
      * The verified identity of the peer at {@code peer} ({@code HomaRequest.peerIdentity()}): its
      * certificate's subject (mutual TLS), the configured name (pre-shared keys), or null when the
@@ -429,6 +437,7 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
             m.shell[ShellCounter.PEERS_ON_TCP.ordinal()] = peers.size();
         }
         m.transport = transport.name();
+        m.requestsByPeerIdentity = identityCounts.snapshot();
         return m;
     }
 

@@ -23,6 +23,8 @@ public final class MetricsSnapshot {
     public int queuedRequests;
     public int activeClientRpcs;
     public int activeServerRpcs;
+    /** Requests received by the verified identity of their client (secured sockets; else empty). */
+    public java.util.Map<String, Long> requestsByPeerIdentity = java.util.Map.of();
     /** The Netty transport's name: io_uring, epoll or nio. */
     public String transport;
 }
