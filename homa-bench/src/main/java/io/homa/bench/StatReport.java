@@ -41,6 +41,9 @@ final class StatReport {
             {"SECURITY_AUTH_FAILED", "secured socket: datagrams that failed authentication (wrong key or tampered)"},
             {"SECURITY_REPLAY", "secured socket: replayed datagrams refused (or reordered beyond the 4,096-packet window)"},
             {"SECURITY_BAD_HEADER", "secured socket: sealed datagrams with a bad PSP header"},
+            {"SECURITY_WRONG_PEER", "mutual TLS: datagrams under an SPI issued to another peer address"},
+            {"SECURITY_NO_SEND_KEY", "mutual TLS: datagrams not sent, no keys for the peer (its exchange ended)"},
+            {"TLS_REFUSED", "mutual TLS: key exchanges refused (untrusted certificate, another cipher, bad frame)"},
             {"TIMER_PACKETS_DEFERRED", "RESEND/NEED_ACK/BUSY put off: the timer's share of the link was spent"},
     };
 
