@@ -80,7 +80,7 @@ final class NettyHomaSocket implements HomaSocket, CallObserver {
                 c.dataFaults(), c.controlFaults(), Errors::create,
                 masterKeys(c.security()), c.security() == null ? null : c.security().peerName(),
                 c.security() == null || !c.security().isMutualTls() ? null
-                        : new io.homa.internal.tls.TlsSettings(c.security().keyManager(), c.security().trustManager(),
+                        : new io.homa.internal.TlsSettings(c.security().keyManager(), c.security().trustManager(),
                         c.security().rotateEvery(), c.security().cipher().pspVersion));
     }
 

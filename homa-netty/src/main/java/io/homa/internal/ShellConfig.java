@@ -30,7 +30,7 @@ public record ShellConfig(EngineConfig engine, InetSocketAddress bindAddress, in
                           Duration fallbackPeriod, int tcpConnectionsPerPeer, Duration tcpIdleTimeout, long faultSeed,
                           FaultModel dataFaults, FaultModel controlFaults, Failure.Factory failures,
                           io.homa.core.psp.PspMasterKeys security, String peerName,
-                          io.homa.internal.tls.TlsSettings tls) {
+                          io.homa.internal.TlsSettings tls) {
     /** The IP TOS byte of priority {@code level} (used when {@link #prioritySockets()}). */
     public int tos(int level) {
         return tosByLevel[level];

@@ -5,6 +5,7 @@ import io.homa.core.psp.PspMasterKeys;
 import io.homa.core.psp.PspSendKey;
 import io.homa.internal.Addresses;
 import io.homa.internal.Failure;
+import io.homa.internal.TlsSettings;
 import io.homa.internal.observe.ShellCounter;
 import io.homa.internal.transport.TcpListener;
 import io.homa.internal.transport.Transport;

@@ -16,6 +16,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>Identities: one per peer address at a time. A second peer that claims the same address
  *       (it would have to share the first one's IP) with another certificate is refused.</li>
  * </ul>
+ *
+ * <p>Internal use only (public for the shell's other packages; the module does not export it).
  */
 public final class PeerKeys {
     /** The keys a peer issued to this socket, one per event loop of ours, and the session that brought them. */
