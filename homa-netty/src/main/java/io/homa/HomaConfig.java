@@ -803,7 +803,9 @@ public final class HomaConfig {
          * most once: the retry names the Homa RPC, and a server that received it over Homa
          * refuses the retry (the call then goes on, and ends, over Homa). Default false: the
          * fallback opens a TCP port on every socket and hides a network that blocks Homa, which
-         * an operator should rather see and fix; turn it on where the path is not yours.
+         * an operator should rather see and fix; turn it on where the path is not yours. On a
+         * socket secured by {@link HomaSecurity#mutualTls}, the fallback's connections are TLS 1.3
+         * with both certificates verified, on the same port as the key exchange.
          */
         public Builder tcpFallback(boolean v) { this.tcpFallback = v; return this; }
 
@@ -823,7 +825,8 @@ public final class HomaConfig {
          * Seals every datagram (see {@link HomaSecurity}); null (the default) sends plain Homa.
          * Each sealed datagram carries 32 bytes more, so
          * segments carry that much less payload to fit the MTU. Every peer must be secured with
-         * the same keys. Not together with {@link #tcpFallback(boolean)}.
+         * the same keys. With {@link #tcpFallback(boolean)} only in the mutual-TLS mode (the
+         * fallback's calls then run over TLS); pre-shared keys with the fallback are refused.
          */
         public Builder security(HomaSecurity v) { this.security = v; return this; }
 
@@ -879,8 +882,9 @@ public final class HomaConfig {
                     + tcpIdleTimeout);
             check(tcpConnectionsPerPeer >= 1 && tcpConnectionsPerPeer <= 64,
                     "tcpConnectionsPerPeer must be 1..64, was " + tcpConnectionsPerPeer);
-            check(security == null || !tcpFallback, "security and tcpFallback cannot be combined yet:"
-                    + " the fallback's TCP frames would travel in plaintext (docs/security.md)");
+            check(security == null || security.isMutualTls() || !tcpFallback, "pre-shared keys and tcpFallback cannot"
+                    + " be combined: the fallback's TCP frames would travel in plaintext; with"
+                    + " HomaSecurity.mutualTls they run over TLS (docs/security.md)");
             EngineConfig engine;
             try {
                 engine = new DerivedProtocol(mtuChosen, budgetChosen, unscheduledChosen, nicQueueChosen, linkChosen)

@@ -195,17 +195,28 @@ public final class HomaMetrics {
         SECURITY_WRONG_PEER,
         /** Mutual-TLS sockets: datagrams not sent because the socket holds no keys for the peer (its exchange ended). */
         SECURITY_NO_SEND_KEY,
-        /** Mutual-TLS sockets: TLS handshakes of key exchanges that verified the peer's certificate, either side. */
+        /**
+         * Mutual-TLS sockets: TLS handshakes that verified the peer's certificate, either side: of
+         * key exchanges, and of the TCP fallback's connections.
+         */
         TLS_HANDSHAKES,
         /**
-         * Mutual-TLS sockets: key exchanges refused or broken off (an untrusted certificate, a
-         * failed handshake, a malformed frame, another cipher, an address another identity holds).
+         * Mutual-TLS sockets: TLS connections refused or broken off (an untrusted or missing
+         * certificate, a failed handshake or no protocol named, plaintext, a malformed frame,
+         * another cipher, an address another identity holds, fallback calls to a socket without
+         * the fallback).
          */
         TLS_REFUSED,
         /** Mutual-TLS sockets: SPIs (and their keys) this socket issued to peers. */
         KEYS_ISSUED,
         /** Mutual-TLS sockets: rotations of this socket's master key ({@code HomaSecurity.rotateEvery}). */
-        KEY_ROTATIONS
+        KEY_ROTATIONS,
+        /**
+         * Mutual-TLS sockets: times the TCP listener stopped accepting because 64 TLS handshakes
+         * were under way (new connections wait in the kernel's backlog until one ends; each ends
+         * within 10 s), which bounds what unverified connections can cost.
+         */
+        TLS_ACCEPTS_PAUSED
     }
 
     private final long[] counters;

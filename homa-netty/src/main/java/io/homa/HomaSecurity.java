@@ -31,9 +31,11 @@ import java.time.Duration;
  *       the key.</li>
  * </ul>
  * Costs: 32 bytes per datagram (segments shrink by that much to fit the MTU), and the payload is
- * copied once by the cipher, also with {@link HomaConfig.Builder#zeroCopySend}. Not with
- * {@link HomaConfig.Builder#tcpFallback} (the fallback's frames do not run over TLS yet): that
- * combination is refused.
+ * copied once by the cipher, also with {@link HomaConfig.Builder#zeroCopySend}. With
+ * {@link HomaConfig.Builder#tcpFallback}, a mutual-TLS socket's fallback calls run over TLS 1.3
+ * connections verified both ways on the same port (handlers see the same identity); pre-shared
+ * keys have no TLS, so that combination is refused rather than send the fallback's frames in
+ * plaintext.
  *
  * <p>Immutable and thread-safe (a pre-shared key ring is itself thread-safe and shared, so
  * rotation reaches every socket built with it; key and trust managers are called by the sockets'

@@ -52,12 +52,18 @@ final class NettyHomaSocket implements HomaSocket, CallObserver {
         self[0] = shell;
     }
 
-    /** A request for the handler, with its client's verified identity (counted by identity). */
+    /**
+     * A request for the handler, with its client's verified identity (counted by identity): that
+     * of the TLS connection it came over (the TCP fallback of a mutual-TLS socket), else that of
+     * the peer's keys.
+     */
     private static ServerRequest request(EngineLoops shell, io.homa.internal.rpc.InboundRequest.Path path, long id,
                                          InetSocketAddress peer, io.homa.core.ReceivedMessage message, int max) {
-        String identity = shell.peerIdentity(peer);
+        javax.net.ssl.SSLSession connection = path.tlsSession();
+        String identity = connection != null ? io.homa.internal.tls.TlsContext.identityOf(connection)
+                : shell.peerIdentity(peer);
         shell.countRequestOf(identity);
-        return new ServerRequest(path, id, peer, message, max, identity, shell.peerKeys());
+        return new ServerRequest(path, id, peer, message, max, identity, shell.peerKeys(), connection);
     }
 
     static NettyHomaSocket open(HomaConfig config) {

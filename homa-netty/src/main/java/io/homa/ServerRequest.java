@@ -17,12 +17,15 @@ final class ServerRequest extends InboundRequest implements HomaRequest {
     private final String peerIdentity;
     /** Where the peer's TLS session is (mutual TLS), else null. */
     private final io.homa.internal.tls.PeerKeys keys;
+    /** The TLS session of the connection the request came over (TCP fallback), else null. */
+    private final javax.net.ssl.SSLSession connection;
 
     ServerRequest(Path path, long rpcId, InetSocketAddress peer, ReceivedMessage message, int maxLength,
-                  String peerIdentity, io.homa.internal.tls.PeerKeys keys) {
+                  String peerIdentity, io.homa.internal.tls.PeerKeys keys, javax.net.ssl.SSLSession connection) {
         super(path, rpcId, peer, message, maxLength);
         this.peerIdentity = peerIdentity;
         this.keys = keys;
+        this.connection = connection;
     }
 
     @Override
@@ -32,6 +35,9 @@ final class ServerRequest extends InboundRequest implements HomaRequest {
 
     @Override
     public javax.net.ssl.SSLSession tlsSession() {
+        if (connection != null) {
+            return connection;
+        }
         return keys == null ? null : keys.tlsSession(peer());
     }
 

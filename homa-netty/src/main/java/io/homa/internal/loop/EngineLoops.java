@@ -109,6 +109,9 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
         this.tcpServer = config.tcpFallback() ? new TcpServer(config, this, dispatcher, tcpCounters) : null;
         this.keyExchange = config.tls() == null ? null : new io.homa.internal.tls.KeyExchange(config.tls(),
                 config.security(), loops.length, tcpCounters, config.failures());
+        if (keyExchange != null && tcpServer != null) { // the fallback's calls come over TLS, through its listener
+            keyExchange.serveFallbackWith(tcpServer::serveTls);
+        }
     }
 
     /**
@@ -149,14 +152,15 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
                     .sendPayloadByReference(inPlace).build();
             loops[i] = new EngineLoop(this, (EventLoop) executors.next(), ec, random.nextLong(), dispatcher);
         }
-        PortBinding ports = new PortBinding(config, transport, group, tcpServer != null ? tcpServer : keyExchange);
+        PortBinding ports = new PortBinding(config, transport, group, keyExchange != null ? keyExchange : tcpServer);
         channels = ports.bind(loops);
         localAddress = ports.localAddress();
         if (keyExchange != null) {
             keyExchange.start(localAddress.getPort());
         }
         if (config.tcpFallback()) {
-            tcpClient = new TcpClient(config, transport, group, tcpCounters, localAddress);
+            tcpClient = new TcpClient(config, transport, group, tcpCounters, localAddress,
+                    keyExchange == null ? null : keyExchange.tlsContext());
         }
         for (int i = 0; i < loops.length; i++) {
             FaultInjector faults = config.faultInjection()
@@ -207,7 +211,14 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
         EngineLoop loop = pickLoop();
         if (peers != null && peers.useTcp(c.server)) {
             callOverTcp(c, loop);
-        } else if (keyExchange != null && !keyExchange.peers().canSendTo(c.server)) {
+        } else {
+            startOverHoma(c, loop);
+        }
+    }
+
+    /** Starts a call over Homa, at once or (mutual TLS, no keys for its server yet) after the key exchange. */
+    private void startOverHoma(ClientCall<?> c, EngineLoop loop) {
+        if (keyExchange != null && !keyExchange.peers().canSendTo(c.server)) {
             startWhenSecured(c, loop);
         } else {
             c.startOn(loop.calls); // cancelling its future aborts the RPC (the server learns of it when it next asks)
@@ -220,7 +231,22 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
      * AUTHENTICATION_FAILED when the exchange does. Nothing of the request is sent before.
      */
     private void startWhenSecured(ClientCall<?> c, EngineLoop loop) {
+        // The call's deadline bounds its wait for keys too (the exchange itself goes on, for later calls).
+        ScheduledFuture<?> timer = loop.loop.schedule(() -> {
+            if (forget(c)) {
+                c.releaseOwner();
+                tcpCounters.incrementAndGet(ShellCounter.CALLS_FAILED.ordinal());
+                tcpCounters.incrementAndGet(ShellCounter.CALLS_DEADLINE_EXPIRED.ordinal());
+                dispatcher.execute(() -> c.fail(config.failures().create(Failure.TIMEOUT, c + ": the TLS key exchange"
+                        + " with " + c.server + " did not finish within the call's deadline of " + c.deadline
+                        + "; nothing of the request was sent")));
+            }
+        }, Math.max(0, c.deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
         keyExchange.secure(c.server).whenComplete((v, error) -> {
+            timer.cancel(false);
+            if (!inFlight.contains(c)) {
+                return; // timed out waiting, or cancelled
+            }
             if (error == null && !closed.get()) {
                 c.startOn(loop.calls);
             } else if (closed.get()) {
@@ -304,7 +330,7 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
                     log.debug("{}: TCP failed ({}); trying Homa", c, error.toString());
                     peers.offTcp(c.server);
                     timer.cancel(false);
-                    c.startOn(loop.calls);
+                    startOverHoma(c, loop);
                 } else {
                     c.releaseOwner();
                 }

@@ -64,5 +64,6 @@ public enum ShellCounter {
     TLS_HANDSHAKES,
     TLS_REFUSED,
     KEYS_ISSUED,
-    KEY_ROTATIONS
+    KEY_ROTATIONS,
+    TLS_ACCEPTS_PAUSED
 }

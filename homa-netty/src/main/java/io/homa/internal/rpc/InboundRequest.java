@@ -58,6 +58,11 @@ public abstract class InboundRequest implements DeadlineQueue.Entry {
 
         /** Whether replies can no longer go out (socket or connection closed). */
         boolean isClosed();
+
+        /** The verified client's TLS session when the request came over a TLS connection (the TCP fallback of a mutual-TLS socket), else null. */
+        default javax.net.ssl.SSLSession tlsSession() {
+            return null;
+        }
     }
 
     /** Makes the request object the handler sees (the API's subclass). */

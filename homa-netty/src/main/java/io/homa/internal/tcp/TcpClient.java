@@ -3,6 +3,7 @@ package io.homa.internal.tcp;
 import io.homa.internal.Failure;
 import io.homa.internal.ShellConfig;
 import io.homa.internal.observe.ShellCounter;
+import io.homa.internal.tls.TlsContext;
 import io.homa.internal.rpc.ClientCall;
 import io.homa.internal.transport.Transport;
 import io.homa.core.ReceivedMessage;
@@ -15,7 +16,9 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelPromise;
 import io.netty.channel.EventLoopGroup;
+import io.netty.handler.ssl.SslHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,7 +40,9 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * {@code HomaConfig.tcpConnectionsPerPeer()} connections, opened on demand; a call takes the one
  * with the fewest calls outstanding, and a new one is opened while every open one is busy and the
  * pool has room. A connection with nothing outstanding for {@code HomaConfig.tcpIdleTimeout()}
- * closes. Any thread; connections live on the socket's event loops.
+ * closes. On a mutual-TLS socket every connection is TLS 1.3 with both certificates verified
+ * (ALPN {@link TlsContext#FALLBACK}) before a call is written to it: no call goes in plaintext.
+ * Any thread; connections live on the socket's event loops.
  *
  * <p>Internal use only (public for the shell's other packages; the module does not export it).
  */
@@ -55,13 +60,17 @@ public final class TcpClient {
      * a retry to the Homa RPC it names (client IP and UDP port).
      */
     private final InetSocketAddress localIp;
+    /** A mutual-TLS socket's TLS: every connection is verified both ways before a call is sent; else null. */
+    private final TlsContext tls;
     private final Map<InetSocketAddress, List<Connection>> pools = new ConcurrentHashMap<>();
     private final AtomicLong nextCallId = new AtomicLong();
     private volatile boolean closed;
 
+    /** @param tls a mutual-TLS socket's TLS (its calls then run over TLS only), or null */
     public TcpClient(ShellConfig config, Transport transport, EventLoopGroup group, AtomicLongArray counters,
-              InetSocketAddress local) {
+              InetSocketAddress local, TlsContext tls) {
         this.config = config;
+        this.tls = tls;
         this.transport = transport;
         this.group = group;
         this.counters = counters;
@@ -72,7 +81,7 @@ public final class TcpClient {
     /**
      * Sends a request to {@code peer} over TCP; the future completes (on an event loop) with the
      * server's answer, or exceptionally with an {@link IOException} when the connection cannot be
-     * made or breaks first. {@code body}'s readable bytes are the request; one reference to it
+     * made (on a mutual-TLS socket: also when its TLS handshake fails) or breaks first. {@code body}'s readable bytes are the request; one reference to it
      * passes to this method in every case.
      *
      * @param homaRpcId the Homa RPC this retries, or 0 for a call sent over TCP directly
@@ -171,6 +180,7 @@ public final class TcpClient {
     /** One connection to a peer and the calls waiting for an answer on it. */
     private final class Connection extends SimpleChannelInboundHandler<ByteBuf> {
         final Map<Long, CompletableFuture<TcpFrames.Reply>> pending = new ConcurrentHashMap<>();
+        /** Done when calls can be sent: connected, and over TLS also verified both ways. */
         final ChannelFuture connected;
         volatile long lastUsed = System.nanoTime();
         private final InetSocketAddress peer;
@@ -180,22 +190,49 @@ public final class TcpClient {
             this.peer = peer;
             this.pool = pool;
             counters.incrementAndGet(ShellCounter.TCP_CONNECTIONS_OPENED.ordinal());
+            SslHandler ssl = tls == null ? null : tls.client(peer, TlsContext.FALLBACK);
             Bootstrap b = new Bootstrap().group(group).channelFactory(transport::newSocketChannel)
                     .option(ChannelOption.TCP_NODELAY, true)
                     .handler(new ChannelInitializer<Channel>() {
                         @Override
                         protected void initChannel(Channel ch) {
+                            if (ssl != null) {
+                                ch.pipeline().addLast(ssl);
+                            }
                             ch.pipeline().addLast(TcpFrames.decoder(TcpFrames.RESPONSE_HEADER, config.maxMessageLength()),
                                     Connection.this);
                         }
                     });
-            connected = localIp == null ? b.connect(peer) : b.connect(peer, localIp);
+            ChannelFuture connecting = localIp == null ? b.connect(peer) : b.connect(peer, localIp);
+            connected = ssl == null ? connecting : verified(connecting, ssl);
             connected.channel().closeFuture().addListener(f -> closed());
             connected.addListener(f -> {
                 if (f.isSuccess()) {
                     scheduleIdleCheck();
                 }
             });
+        }
+
+        /** Done when the TLS handshake on {@code connecting} verified the server (and counted). */
+        private ChannelFuture verified(ChannelFuture connecting, SslHandler ssl) {
+            ChannelPromise done = connecting.channel().newPromise();
+            connecting.addListener(f -> {
+                if (!f.isSuccess()) {
+                    done.tryFailure(f.cause());
+                }
+            });
+            ssl.handshakeFuture().addListener(h -> {
+                if (h.isSuccess() && TlsContext.FALLBACK.equals(TlsContext.protocolOf(ssl))) {
+                    counters.incrementAndGet(ShellCounter.TLS_HANDSHAKES.ordinal());
+                    done.trySuccess();
+                } else {
+                    counters.incrementAndGet(ShellCounter.TLS_REFUSED.ordinal());
+                    done.tryFailure(h.isSuccess() ? new IOException("the server agreed to no TCP fallback over TLS")
+                            : new IOException("the TLS handshake failed: " + h.cause().getMessage(), h.cause()));
+                    connecting.channel().close();
+                }
+            });
+            return done;
         }
 
         private void scheduleIdleCheck() {

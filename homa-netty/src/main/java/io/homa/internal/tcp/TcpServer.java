@@ -23,6 +23,7 @@ import io.netty.handler.codec.DecoderException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import javax.net.ssl.SSLSession;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
@@ -37,6 +38,9 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * as over Homa: a reply, or an error frame where a Homa client would fail (dropped, overloaded).
  * A retry of a Homa call runs only if no engine loop of the socket received that request over
  * Homa ({@link Host#claimForTcp}); the claim also keeps a late Homa copy from running.
+ *
+ * <p>On a mutual-TLS socket the connections arrive through the key exchange's listener, their
+ * TLS handshake done ({@link #serveTls}), and carry the client's identity to the handler.
  *
  * <p>Threads: each connection's frames are read on its event loop (one of the socket's); replies
  * come from any thread and are written on that loop. Counters go to the socket's shared array.
@@ -89,7 +93,7 @@ public final class TcpServer implements io.homa.internal.transport.TcpListener {
                     @Override
                     protected void initChannel(Channel ch) {
                         ch.pipeline().addLast(TcpFrames.decoder(TcpFrames.REQUEST_HEADER, config.maxMessageLength()),
-                                new Connection());
+                                new Connection(null));
                     }
                 });
         ChannelFuture f = b.bind(address).awaitUninterruptibly();
@@ -100,20 +104,41 @@ public final class TcpServer implements io.homa.internal.transport.TcpListener {
         return f.channel();
     }
 
+    /**
+     * Serves a connection a secured socket accepted and whose TLS handshake verified the client
+     * (mutual TLS: the key exchange's listener hands over connections that name the fallback);
+     * its requests carry the client's identity and TLS session. On the connection's event loop.
+     */
+    public void serveTls(Channel ch, SSLSession session) {
+        ch.pipeline().addLast(TcpFrames.decoder(TcpFrames.REQUEST_HEADER, config.maxMessageLength()),
+                new Connection(session));
+    }
+
     private void count(ShellCounter c) {
         counters.incrementAndGet(c.ordinal());
     }
 
     /** One accepted connection: decodes requests and is the reply path of each. */
     private final class Connection extends SimpleChannelInboundHandler<ByteBuf> implements InboundRequest.Path {
+        /** The verified client's TLS session (a secured socket's), else null. */
+        private final SSLSession session;
         private Channel channel;
         private InetSocketAddress peer;
 
+        Connection(SSLSession session) {
+            this.session = session;
+        }
+
         @Override
-        public void channelActive(ChannelHandlerContext ctx) {
+        public void handlerAdded(ChannelHandlerContext ctx) {
+            // An accepted channel knows its remote address from the start; a TLS one is added later.
             channel = ctx.channel();
             peer = Addresses.normalise((InetSocketAddress) channel.remoteAddress());
-            ctx.fireChannelActive();
+        }
+
+        @Override
+        public SSLSession tlsSession() {
+            return session;
         }
 
         /** One whole frame (released after this returns). */

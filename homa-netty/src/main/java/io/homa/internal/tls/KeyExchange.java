@@ -26,13 +26,8 @@ import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import javax.net.ssl.KeyManager;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLException;
-import javax.net.ssl.TrustManager;
 import java.net.InetSocketAddress;
-import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.Set;
@@ -45,7 +40,8 @@ import java.util.concurrent.atomic.AtomicLongArray;
 /**
  * Agrees PSP keys with peers over mutual TLS 1.3 (the mutual-TLS mode of a secured socket):
  * listens on TCP at the socket's port number, and before the first call to a peer without keys
- * connects to the peer's. Once the handshake has verified both certificates, each side sends
+ * connects to the peer's. The same listener takes the TCP fallback's connections, told apart by
+ * ALPN ({@link TlsContext}) and handed to the fallback's server once verified. Once the handshake has verified both certificates, each side sends
  * HELLO (its UDP port and event loops), answers the other's HELLO with KEYS (one SPI per event
  * loop of the other side, issued under its own master key, and their derived keys) and the
  * other's KEYS with READY ({@link KeyFrames}). A side can seal to its peer once it installed the
@@ -61,8 +57,21 @@ import java.util.concurrent.atomic.AtomicLongArray;
  */
 public final class KeyExchange implements TcpListener {
     private static final Logger log = LoggerFactory.getLogger(KeyExchange.class);
-    /** A TCP connect or a TLS handshake that takes longer than this fails the exchange. */
+    /** A TCP connect that takes longer than this fails the exchange (the handshake has its own, as long). */
     static final int TIMEOUT_MILLIS = 10_000;
+
+    /**
+     * Most TLS handshakes under way on the listener at once: beyond, it stops accepting until one
+     * ends (connections wait in the kernel's backlog), so unverified connections cost a bounded
+     * amount of CPU and memory.
+     */
+    static final int MAX_HANDSHAKES = 64;
+
+    /** Serves a TCP fallback connection whose TLS handshake verified its client (on its event loop). */
+    @FunctionalInterface
+    public interface FallbackServer {
+        void serve(Channel connection, javax.net.ssl.SSLSession session);
+    }
 
     private final TlsSettings tls;
     private final PspMasterKeys keys;
@@ -70,10 +79,18 @@ public final class KeyExchange implements TcpListener {
     private final int loops;
     private final AtomicLongArray counters;
     private final Failure.Factory failures;
-    private final SSLContext ssl;
+    private final TlsContext tlsContext;
+    private volatile FallbackServer fallback;
     private final SecureRandom random = new SecureRandom();
     private final ConcurrentHashMap<InetSocketAddress, CompletableFuture<Void>> exchanges = new ConcurrentHashMap<>();
     private final Set<Session> sessions = ConcurrentHashMap.newKeySet();
+    /**
+     * Accepted connections whose handshake is under way. Changed on the connections' loops under
+     * {@code handshakeLock}, with the listener's auto-read, so that the two never disagree.
+     */
+    private int handshaking;
+    private final Object handshakeLock = new Object();
+    private volatile Channel listener;
     private volatile EventLoopGroup group;
     private volatile Transport transport;
     private volatile int udpPort;
@@ -91,12 +108,21 @@ public final class KeyExchange implements TcpListener {
         this.loops = loops;
         this.counters = counters;
         this.failures = failures;
-        try {
-            this.ssl = SSLContext.getInstance("TLSv1.3");
-            ssl.init(new KeyManager[]{tls.keyManager()}, new TrustManager[]{tls.trustManager()}, random);
-        } catch (GeneralSecurityException e) {
-            throw failures.create(Failure.BAD_ARGUMENT, "cannot set up TLS 1.3 with the given key and trust managers: " + e, e);
-        }
+        this.tlsContext = new TlsContext(tls, failures);
+    }
+
+    /** The TLS side of this socket's connections, for the TCP fallback's client too. */
+    public TlsContext tlsContext() {
+        return tlsContext;
+    }
+
+    /**
+     * Where accepted connections that carry the TCP fallback's calls go (ALPN
+     * {@link TlsContext#FALLBACK}); without one (fallback off) they are refused. Set before
+     * {@link #bind}.
+     */
+    public void serveFallbackWith(FallbackServer server) {
+        this.fallback = server;
     }
 
     /** A fresh master key of 32 random bytes, for a socket's slot. */
@@ -122,7 +148,10 @@ public final class KeyExchange implements TcpListener {
                 .childHandler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
-                        pipeline(ch, new Session(null, null));
+                        SslHandler ssl = tlsContext.server();
+                        handshakeStarted();
+                        ssl.handshakeFuture().addListener(h -> handshakeEnded());
+                        ch.pipeline().addLast(ssl, new Route());
                     }
                 });
         ChannelFuture f = b.bind(address).awaitUninterruptibly();
@@ -130,7 +159,27 @@ public final class KeyExchange implements TcpListener {
             throw failures.create(Failure.IO_ERROR,
                     "cannot listen for TLS key exchanges on TCP " + address + ": " + f.cause(), f.cause());
         }
-        return f.channel();
+        listener = f.channel();
+        return listener;
+    }
+
+    /** At {@link #MAX_HANDSHAKES} under way, the listener stops accepting (counted). */
+    private void handshakeStarted() {
+        synchronized (handshakeLock) {
+            if (++handshaking == MAX_HANDSHAKES) {
+                counters.incrementAndGet(ShellCounter.TLS_ACCEPTS_PAUSED.ordinal());
+                listener.config().setAutoRead(false);
+            }
+        }
+    }
+
+    /** A handshake succeeded, failed, timed out or lost its connection: below the limit, accept again. */
+    private void handshakeEnded() {
+        synchronized (handshakeLock) {
+            if (handshaking-- == MAX_HANDSHAKES) {
+                listener.config().setAutoRead(true);
+            }
+        }
     }
 
     /** Starts rotating, once the socket's UDP port is known (after {@link #bind}). */
@@ -179,21 +228,55 @@ public final class KeyExchange implements TcpListener {
         return mine;
     }
 
+    /** A connection that dials a peer's key exchange. */
     private void pipeline(Channel ch, Session s) {
-        SSLEngine engine = s.initiator()
-                ? ssl.createSSLEngine(s.dialed.getHostString(), s.dialed.getPort())
-                : ssl.createSSLEngine();
-        engine.setUseClientMode(s.initiator());
-        if (!s.initiator()) {
-            engine.setNeedClientAuth(true);
+        ch.pipeline().addLast(tlsContext.client(s.dialed, TlsContext.KEY_EXCHANGE));
+        addFrames(ch, s);
+    }
+
+    private static void addFrames(Channel ch, Session s) {
+        ch.pipeline().addLast(new LengthFieldBasedFrameDecoder(KeyFrames.MAX_FRAME, 0, 2, 0, 2),
+                new LengthFieldPrepender(2), s);
+    }
+
+    /**
+     * An accepted connection until its handshake is done: then it becomes a key exchange or a TCP
+     * fallback connection, as its ALPN name says, or is refused (a failed handshake, no name, or
+     * fallback calls to a socket without the fallback).
+     */
+    private final class Route extends io.netty.channel.ChannelInboundHandlerAdapter {
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+            if (!(evt instanceof SslHandshakeCompletionEvent e)) {
+                ctx.fireUserEventTriggered(evt);
+                return;
+            }
+            Channel ch = ctx.channel();
+            SslHandler ssl = ch.pipeline().get(SslHandler.class);
+            String protocol = e.isSuccess() ? TlsContext.protocolOf(ssl) : "";
+            FallbackServer server = fallback;
+            if (e.isSuccess() && protocol.equals(TlsContext.KEY_EXCHANGE)) {
+                ctx.pipeline().remove(this);
+                addFrames(ch, new Session(null, null));
+                ch.pipeline().fireUserEventTriggered(evt);
+            } else if (e.isSuccess() && protocol.equals(TlsContext.FALLBACK) && server != null) {
+                ctx.pipeline().remove(this);
+                counters.incrementAndGet(ShellCounter.TLS_HANDSHAKES.ordinal());
+                server.serve(ch, ssl.engine().getSession());
+            } else { // stays, to take the handshake's exception too
+                counters.incrementAndGet(ShellCounter.TLS_REFUSED.ordinal());
+                log.debug("TLS connection from {} refused: {}", ch.remoteAddress(), !e.isSuccess() ? e.cause().toString()
+                        : protocol.isEmpty() ? "it named no protocol (ALPN)" : "no TCP fallback on this socket");
+                ch.close();
+            }
         }
-        engine.setEnabledProtocols(new String[]{"TLSv1.3"});
-        SslHandler h = new SslHandler(engine);
-        h.setHandshakeTimeoutMillis(TIMEOUT_MILLIS);
-        ch.pipeline().addLast(h,
-                new LengthFieldBasedFrameDecoder(KeyFrames.MAX_FRAME, 0, 2, 0, 2),
-                new LengthFieldPrepender(2),
-                s);
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            // Not TLS, or a broken handshake: the handshake's event counts it.
+            log.debug("TLS connection from {}: {}", ctx.channel().remoteAddress(), cause.toString());
+            ctx.close();
+        }
     }
 
     /**
@@ -267,13 +350,15 @@ public final class KeyExchange implements TcpListener {
         }
 
         @Override
-        public void channelActive(ChannelHandlerContext ctx) {
+        public void handlerAdded(ChannelHandlerContext ctx) {
+            // The dialing side's session is added before the connection is up, the accepting
+            // side's once its handshake is done: both are a session from now until it closes.
             channel = ctx.channel();
             sessions.add(this);
+            channel.closeFuture().addListener(f -> sessions.remove(this));
             if (closed) {
                 ctx.close();
             }
-            ctx.fireChannelActive();
         }
 
         @Override
@@ -419,7 +504,6 @@ public final class KeyExchange implements TcpListener {
 
         @Override
         public void channelInactive(ChannelHandlerContext ctx) {
-            sessions.remove(this);
             if (peer != null) {
                 peers.forget(peer, this);
                 if (claimed) {
