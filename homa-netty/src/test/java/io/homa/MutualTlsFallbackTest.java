@@ -109,11 +109,8 @@ class MutualTlsFallbackTest {
             int port = server.localAddress().getPort();
             long refused = 0;
 
-            // A plain fallback client's request frame: length, kind 1, call id, RPC id, UDP port, age, 3 bytes.
+            // A plain fallback client's request.
             try (Socket s = new Socket(Loopback.HOST, port)) {
-                byte[] frame = {0, 0, 0, 30, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0,
-                        0, 0, 'a', 'b', 'c'};
-                s.getOutputStream().write(frame);
                 assertClosed(s);
             }
             refused = awaitRefused(server, refused + 1);
@@ -139,26 +136,39 @@ class MutualTlsFallbackTest {
 
             assertEquals(0, handled.get(), "a handler ran for an unverified connection");
             assertEquals(0, shell(server, HomaMetrics.Shell.TCP_REQUESTS));
+            assertEquals(0, shell(server, HomaMetrics.Shell.TCP_BAD_FRAMES), "a frame reached the fallback's decoder");
             assertEquals(0, shell(server, HomaMetrics.Shell.TLS_HANDSHAKES), "no connection counted as verified");
         }
     }
 
     /**
-     * 64 connections that never finish a handshake stop the listener accepting (connections wait
-     * in the kernel's backlog); once they are gone it accepts again and a verified client gets in.
+     * 64 connections that never finish a handshake (16 from each of 4 addresses) stop the listener
+     * accepting: a 65th client gets no TLS answer while they last; a 17th from one address is
+     * refused at once. Once they are gone the listener accepts again and a verified client gets in.
      */
     @Test
     void silentConnectionsPauseTheListenerUntilTheyEnd() throws Exception {
         try (HomaSocket server = HomaSocket.open(secured(SERVER).build());
              HomaSocket client = HomaSocket.open(secured(CLIENT).build())) {
             server.serve(r -> r.reply(r.toByteArray()));
+            int port = server.localAddress().getPort();
             List<Socket> silent = new ArrayList<>();
             try {
-                for (int i = 0; i < 64; i++) {
-                    silent.add(new Socket(Loopback.HOST, server.localAddress().getPort()));
+                for (int i = 0; i < 17; i++) { // one address's share, and one more from it
+                    silent.add(from("127.0.0.2", port));
+                }
+                Loopback.await(Duration.ofSeconds(10), () -> shell(server, HomaMetrics.Shell.TLS_REFUSED) == 1,
+                        () -> "the 17th from one address was not refused: " + server.metrics());
+                for (int i = 16; i < 64; i++) {
+                    silent.add(from("127.0.0." + (3 + (i - 16) / 16), port));
                 }
                 Loopback.await(Duration.ofSeconds(10), () -> shell(server, HomaMetrics.Shell.TLS_ACCEPTS_PAUSED) == 1,
                         () -> "the listener never paused: " + server.metrics());
+                try (SSLSocket waiting = tlsClient(CA.issue(CLIENT), port, "homa-tcp/1")) {
+                    waiting.setSoTimeout(1_000);
+                    assertThrows(SocketTimeoutException.class, waiting::startHandshake,
+                            "a handshake was served while 64 were under way");
+                }
             } finally {
                 for (Socket s : silent) {
                     s.close();
@@ -168,6 +178,11 @@ class MutualTlsFallbackTest {
             assertArrayEquals(req, client.call(Loopback.addressOf(server), req).get(30, TimeUnit.SECONDS));
             assertEquals(1, shell(server, HomaMetrics.Shell.TLS_HANDSHAKES));
         }
+    }
+
+    /** A TCP connection to {@code port} on the loopback host from {@code address} (any of 127/8). */
+    private static Socket from(String address, int port) throws IOException {
+        return new Socket(InetAddress.getByName(Loopback.HOST), port, InetAddress.getByName(address), 0);
     }
 
     @Test
@@ -196,7 +211,7 @@ class MutualTlsFallbackTest {
     }
 
     private static long awaitRefused(HomaSocket server, long expected) {
-        Loopback.await(Duration.ofSeconds(10), () -> shell(server, HomaMetrics.Shell.TLS_REFUSED) >= expected,
+        Loopback.await(Duration.ofSeconds(10), () -> shell(server, HomaMetrics.Shell.TLS_REFUSED) == expected,
                 () -> "refusal " + expected + " not counted: " + server.metrics());
         return expected;
     }
@@ -215,7 +230,16 @@ class MutualTlsFallbackTest {
         return s;
     }
 
-    /** The server closes {@code s} (an end of stream or a TLS alert), rather than serve it. */
+    /**
+     * A well-formed fallback request (call 1, RPC id 0, UDP port 9, age 0, 3 bytes): a server that
+     * served the connection would answer it.
+     */
+    private static byte[] requestFrame() {
+        return java.nio.ByteBuffer.allocate(4 + 27 + 3).putInt(27 + 3).put((byte) 1).putLong(1).putLong(0)
+                .putShort((short) 9).putLong(0).put(new byte[] {'a', 'b', 'c'}).array();
+    }
+
+    /** The server closes {@code s} (an end of stream or a TLS alert) after a request, rather than serve it. */
     private static void assertClosed(Socket s) throws IOException {
         s.setSoTimeout(10_000);
         try {
@@ -223,9 +247,9 @@ class MutualTlsFallbackTest {
             InputStream in = s.getInputStream();
             if (s instanceof SSLSocket tls) {
                 tls.startHandshake();
-                out.write(new byte[] {0, 0, 0, 1, 1});
-                out.flush();
             }
+            out.write(requestFrame());
+            out.flush();
             int b = in.read();
             assertEquals(-1, b, "the server answered");
         } catch (SocketTimeoutException e) {

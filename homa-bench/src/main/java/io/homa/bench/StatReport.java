@@ -44,7 +44,7 @@ final class StatReport {
             {"SECURITY_WRONG_PEER", "mutual TLS: datagrams under an SPI issued to another peer address"},
             {"SECURITY_NO_SEND_KEY", "mutual TLS: datagrams not sent, no keys for the peer (its exchange ended)"},
             {"TLS_REFUSED", "mutual TLS: connections refused (untrusted or no certificate, plaintext, no ALPN, bad frame)"},
-            {"TLS_ACCEPTS_PAUSED", "mutual TLS: listener paused at 64 handshakes under way (a connection flood?)"},
+            {"TLS_ACCEPTS_PAUSED", "mutual TLS: listener paused at 64 handshakes under way (a flood? 16 per address at most)"},
             {"TIMER_PACKETS_DEFERRED", "RESEND/NEED_ACK/BUSY put off: the timer's share of the link was spent"},
     };
 

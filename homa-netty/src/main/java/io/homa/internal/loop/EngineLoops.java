@@ -233,7 +233,9 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
     private void startWhenSecured(ClientCall<?> c, EngineLoop loop) {
         // The call's deadline bounds its wait for keys too (the exchange itself goes on, for later calls).
         ScheduledFuture<?> timer = loop.loop.schedule(() -> {
-            if (forget(c)) {
+            if (c.future.isDone()) { // cancelled while it waited
+                abandonWaiting(c);
+            } else if (forget(c)) {
                 c.releaseOwner();
                 tcpCounters.incrementAndGet(ShellCounter.CALLS_FAILED.ordinal());
                 tcpCounters.incrementAndGet(ShellCounter.CALLS_DEADLINE_EXPIRED.ordinal());
@@ -244,8 +246,13 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
         }, Math.max(0, c.deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
         keyExchange.secure(c.server).whenComplete((v, error) -> {
             timer.cancel(false);
-            if (!inFlight.contains(c)) {
-                return; // timed out waiting, or cancelled
+            if (!inFlight.contains(c)) { // timed out while it waited (or its TCP attempt did)
+                c.releaseOwner();
+                return;
+            }
+            if (c.future.isDone()) { // cancelled while it waited: no RPC to start
+                abandonWaiting(c);
+                return;
             }
             if (error == null && !closed.get()) {
                 c.startOn(loop.calls);
@@ -259,6 +266,14 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
                 dispatcher.execute(() -> c.fail(failure));
             }
         });
+    }
+
+    /** A call cancelled before it reached an engine: forgotten, its buffer released, counted as cancelled. */
+    private void abandonWaiting(ClientCall<?> c) {
+        if (forget(c)) {
+            c.releaseOwner();
+            tcpCounters.incrementAndGet(ShellCounter.CALLS_CANCELLED.ordinal());
+        }
     }
 
     /** Requests by their client's verified identity: counted as each request is made. */
@@ -279,6 +294,11 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
             return keyExchange.peers().identity(peer);
         }
         return config.peerName();
+    }
+
+    @Override
+    public String identityAt(InetSocketAddress peer) {
+        return keyExchange == null ? null : keyExchange.peers().identity(peer);
     }
 
     /** The TLS session of the key exchange with {@code peer} (mutual TLS), else null. */

@@ -226,7 +226,9 @@ public final class TcpClient {
                     counters.incrementAndGet(ShellCounter.TLS_HANDSHAKES.ordinal());
                     done.trySuccess();
                 } else {
-                    counters.incrementAndGet(ShellCounter.TLS_REFUSED.ordinal());
+                    if (connecting.isSuccess()) { // a failed connect is no TLS refusal
+                        counters.incrementAndGet(ShellCounter.TLS_REFUSED.ordinal());
+                    }
                     done.tryFailure(h.isSuccess() ? new IOException("the server agreed to no TCP fallback over TLS")
                             : new IOException("the TLS handshake failed: " + h.cause().getMessage(), h.cause()));
                     connecting.channel().close();

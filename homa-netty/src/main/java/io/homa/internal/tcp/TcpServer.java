@@ -7,6 +7,7 @@ import io.homa.internal.observe.ShellCounter;
 import io.homa.internal.rpc.Dispatcher;
 import io.homa.internal.rpc.InboundRequest;
 import io.homa.internal.rpc.RequestHandler;
+import io.homa.internal.tls.TlsContext;
 import io.homa.internal.transport.Transport;
 import io.homa.core.ReceivedMessage;
 import io.netty.bootstrap.ServerBootstrap;
@@ -64,6 +65,9 @@ public final class TcpServer implements io.homa.internal.transport.TcpListener {
 
         /** False once the socket is closing. */
         boolean isOpen();
+
+        /** The verified identity that holds the Homa address {@code peer} (mutual TLS), else null. */
+        String identityAt(InetSocketAddress peer);
     }
 
     private static final Logger log = LoggerFactory.getLogger(TcpServer.class);
@@ -122,11 +126,14 @@ public final class TcpServer implements io.homa.internal.transport.TcpListener {
     private final class Connection extends SimpleChannelInboundHandler<ByteBuf> implements InboundRequest.Path {
         /** The verified client's TLS session (a secured socket's), else null. */
         private final SSLSession session;
+        /** Its certificate's subject, else null. */
+        private final String identity;
         private Channel channel;
         private InetSocketAddress peer;
 
         Connection(SSLSession session) {
             this.session = session;
+            this.identity = session == null ? null : TlsContext.identityOf(session);
         }
 
         @Override
@@ -156,7 +163,14 @@ public final class TcpServer implements io.homa.internal.transport.TcpListener {
             frame.readBytes(request);
             // The client as Homa knows it: its IP and its Homa socket's UDP port, whichever path.
             InetSocketAddress homaPeer = new InetSocketAddress(peer.getAddress(), udpPort);
-            if (homaRpcId == 0) {
+            String holder = session == null ? null : socket.identityAt(homaPeer);
+            if (holder != null && !holder.equals(identity)) {
+                // A verified client naming another's Homa address (same IP, its UDP port): it
+                // must not claim that client's RPCs, nor be counted as it.
+                count(ShellCounter.TLS_REFUSED);
+                answer(TcpFrames.error(channel.alloc(), TcpFrames.DROPPED, callId, "the Homa address " + homaPeer
+                        + " belongs to another identity"));
+            } else if (homaRpcId == 0) {
                 serve(callId, homaPeer, request);
             } else if (age < 0 || age > oldestRetryNanos) {
                 answer(TcpFrames.error(channel.alloc(), TcpFrames.REFUSED, callId, "the Homa RPC is "

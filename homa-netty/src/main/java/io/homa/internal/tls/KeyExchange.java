@@ -27,6 +27,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import javax.net.ssl.SSLException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.security.SecureRandom;
 import java.util.Arrays;
@@ -66,6 +67,11 @@ public final class KeyExchange implements TcpListener {
      * amount of CPU and memory.
      */
     static final int MAX_HANDSHAKES = 64;
+    /**
+     * Most of those from one source address: more are closed at once (counted as refused), so
+     * that one host cannot take the listener's every handshake and keep other peers out.
+     */
+    static final int MAX_HANDSHAKES_PER_SOURCE = 16;
 
     /** Serves a TCP fallback connection whose TLS handshake verified its client (on its event loop). */
     @FunctionalInterface
@@ -89,8 +95,10 @@ public final class KeyExchange implements TcpListener {
      * {@code handshakeLock}, with the listener's auto-read, so that the two never disagree.
      */
     private int handshaking;
+    private final java.util.Map<InetAddress, Integer> handshakingBySource = new java.util.HashMap<>();
     private final Object handshakeLock = new Object();
-    private volatile Channel listener;
+    /** Accepted connections, whatever they became: closed with the socket. */
+    private final Set<Channel> accepted = ConcurrentHashMap.newKeySet();
     private volatile EventLoopGroup group;
     private volatile Transport transport;
     private volatile int udpPort;
@@ -148,9 +156,15 @@ public final class KeyExchange implements TcpListener {
                 .childHandler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
-                        SslHandler ssl = tlsContext.server();
-                        handshakeStarted();
-                        ssl.handshakeFuture().addListener(h -> handshakeEnded());
+                        accepted.add(ch);
+                        ch.closeFuture().addListener(f -> accepted.remove(ch));
+                        InetAddress source = ((InetSocketAddress) ch.remoteAddress()).getAddress();
+                        if (closed || !handshakeStarted(ch.parent(), source)) {
+                            ch.close();
+                            return;
+                        }
+                        SslHandler ssl = tlsContext.server(fallback != null);
+                        ssl.handshakeFuture().addListener(h -> handshakeEnded(ch.parent(), source));
                         ch.pipeline().addLast(ssl, new Route());
                     }
                 });
@@ -159,23 +173,35 @@ public final class KeyExchange implements TcpListener {
             throw failures.create(Failure.IO_ERROR,
                     "cannot listen for TLS key exchanges on TCP " + address + ": " + f.cause(), f.cause());
         }
-        listener = f.channel();
-        return listener;
+        return f.channel();
     }
 
-    /** At {@link #MAX_HANDSHAKES} under way, the listener stops accepting (counted). */
-    private void handshakeStarted() {
+    /**
+     * Counts a handshake from {@code source} as under way, unless that source has
+     * {@link #MAX_HANDSHAKES_PER_SOURCE} under way already (then false: refused and counted). At
+     * {@link #MAX_HANDSHAKES} under way, the listener stops accepting (counted).
+     */
+    private boolean handshakeStarted(Channel listener, InetAddress source) {
         synchronized (handshakeLock) {
+            int fromSource = handshakingBySource.getOrDefault(source, 0);
+            if (fromSource >= MAX_HANDSHAKES_PER_SOURCE) {
+                counters.incrementAndGet(ShellCounter.TLS_REFUSED.ordinal());
+                log.debug("TLS connection from {} refused: {} handshakes from there under way", source, fromSource);
+                return false;
+            }
+            handshakingBySource.put(source, fromSource + 1);
             if (++handshaking == MAX_HANDSHAKES) {
                 counters.incrementAndGet(ShellCounter.TLS_ACCEPTS_PAUSED.ordinal());
                 listener.config().setAutoRead(false);
             }
+            return true;
         }
     }
 
     /** A handshake succeeded, failed, timed out or lost its connection: below the limit, accept again. */
-    private void handshakeEnded() {
+    private void handshakeEnded(Channel listener, InetAddress source) {
         synchronized (handshakeLock) {
+            handshakingBySource.computeIfPresent(source, (k, n) -> n == 1 ? null : n - 1);
             if (handshaking-- == MAX_HANDSHAKES) {
                 listener.config().setAutoRead(true);
             }
@@ -309,6 +335,9 @@ public final class KeyExchange implements TcpListener {
         java.util.List<ChannelFuture> closing = new java.util.ArrayList<>();
         for (Session s : sessions) {
             closing.add(s.channel.close());
+        }
+        for (Channel ch : accepted) { // handshakes under way, fallback connections
+            closing.add(ch.close());
         }
         // Closed before the event loops shut down (a channel closed by a loop's shutdown warns);
         // waited for only off the loops, which must never block.

@@ -50,12 +50,16 @@ public final class TlsContext {
         return handler(engine, protocol);
     }
 
-    /** The handler of a connection this socket accepted: client certificate required, either protocol. */
-    public SslHandler server() {
+    /**
+     * The handler of a connection this socket accepted: client certificate required; the key
+     * exchange, and the fallback's calls if {@code fallback} (else a client that asks for them
+     * fails its handshake).
+     */
+    public SslHandler server(boolean fallback) {
         SSLEngine engine = ssl.createSSLEngine();
         engine.setUseClientMode(false);
         engine.setNeedClientAuth(true);
-        return handler(engine, KEY_EXCHANGE, FALLBACK);
+        return fallback ? handler(engine, KEY_EXCHANGE, FALLBACK) : handler(engine, KEY_EXCHANGE);
     }
 
     private static SslHandler handler(SSLEngine engine, String... protocols) {
