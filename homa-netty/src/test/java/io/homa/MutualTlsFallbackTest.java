@@ -142,6 +142,45 @@ class MutualTlsFallbackTest {
     }
 
     /**
+     * A verified host naming another identity's Homa address (same IP, the other's UDP port) in a
+     * fallback request is answered with a drop and counted, and no handler runs: it cannot claim
+     * the other's RPCs nor be counted as it.
+     */
+    @Test
+    void aFallbackRequestCannotNameAnotherIdentitysAddress() throws Exception {
+        AtomicInteger handled = new AtomicInteger();
+        try (HomaSocket server = HomaSocket.open(secured(SERVER).build());
+             HomaSocket client = HomaSocket.open(secured(CLIENT).build())) {
+            server.serve(r -> {
+                handled.incrementAndGet();
+                r.reply(r.toByteArray());
+            });
+            byte[] req = CountingEcho.request(1, 100);
+            assertArrayEquals(req, client.call(Loopback.addressOf(server), req).get(30, TimeUnit.SECONDS));
+            assertEquals(1, handled.get());
+            try (SSLSocket other = tlsClient(CA.issue("CN=someone-else,O=homa-test"), server.localAddress().getPort(),
+                    "homa-tcp/1")) {
+                other.setSoTimeout(10_000);
+                java.io.DataOutputStream out = new java.io.DataOutputStream(other.getOutputStream());
+                out.write(java.nio.ByteBuffer.allocate(4 + 27 + 3).putInt(27 + 3).put((byte) 1).putLong(1).putLong(0)
+                        .putShort((short) client.localAddress().getPort()).putLong(0).put(new byte[] {'x', 'y', 'z'})
+                        .array());
+                out.flush();
+                java.io.DataInputStream in = new java.io.DataInputStream(other.getInputStream());
+                int length = in.readInt();
+                assertEquals(1, in.readByte(), "status DROPPED");
+                assertEquals(1, in.readLong(), "the call id");
+                byte[] reason = new byte[length - 9];
+                in.readFully(reason);
+                assertTrue(new String(reason, java.nio.charset.StandardCharsets.UTF_8).contains("another identity"));
+            }
+            assertEquals(1, handled.get(), "the impostor's request ran");
+            assertEquals(1, shell(server, HomaMetrics.Shell.TLS_REFUSED));
+            assertEquals(java.util.Map.of(CLIENT, 1L), server.metrics().requestsByPeerIdentity());
+        }
+    }
+
+    /**
      * 64 connections that never finish a handshake (16 from each of 4 addresses) stop the listener
      * accepting: a 65th client gets no TLS answer while they last; a 17th from one address is
      * refused at once. Once they are gone the listener accepts again and a verified client gets in.
