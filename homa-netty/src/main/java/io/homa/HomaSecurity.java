@@ -53,15 +53,17 @@ public final class HomaSecurity {
     private final TrustManager trustManager;
     private final HomaKeyRing.Cipher cipher;
     private final Duration rotateEvery;
+    private final java.security.Provider cipherProvider;
 
     private HomaSecurity(HomaKeyRing keys, String peerName, KeyManager keyManager, TrustManager trustManager,
-                         HomaKeyRing.Cipher cipher, Duration rotateEvery) {
+                         HomaKeyRing.Cipher cipher, Duration rotateEvery, java.security.Provider cipherProvider) {
         this.keys = keys;
         this.peerName = peerName;
         this.keyManager = keyManager;
         this.trustManager = trustManager;
         this.cipher = cipher;
         this.rotateEvery = rotateEvery;
+        this.cipherProvider = cipherProvider;
     }
 
     /**
@@ -73,7 +75,7 @@ public final class HomaSecurity {
         if (keys == null) {
             throw new HomaBadArgumentException("keys must not be null");
         }
-        return new HomaSecurity(keys, DEFAULT_PEER_NAME, null, null, keys.cipher(), null);
+        return new HomaSecurity(keys, DEFAULT_PEER_NAME, null, null, keys.cipher(), null, null);
     }
 
     /**
@@ -96,7 +98,7 @@ public final class HomaSecurity {
         if (!(trustManager instanceof javax.net.ssl.X509TrustManager)) {
             throw new HomaBadArgumentException("trustManager must be an X509TrustManager, was " + trustManager);
         }
-        return new HomaSecurity(null, null, keyManager, trustManager, HomaKeyRing.Cipher.AES_GCM_128, DEFAULT_ROTATION);
+        return new HomaSecurity(null, null, keyManager, trustManager, HomaKeyRing.Cipher.AES_GCM_128, DEFAULT_ROTATION, null);
     }
 
     /**
@@ -115,7 +117,7 @@ public final class HomaSecurity {
         if (isMutualTls()) {
             throw new HomaBadArgumentException("peerName is for pre-shared keys: with mutual TLS a peer's identity is its certificate's subject");
         }
-        return new HomaSecurity(keys, name, null, null, cipher, null);
+        return new HomaSecurity(keys, name, null, null, cipher, null, cipherProvider);
     }
 
     /**
@@ -132,7 +134,7 @@ public final class HomaSecurity {
         if (!isMutualTls()) {
             throw new HomaBadArgumentException("cipher is for mutual TLS: a pre-shared key ring names its own cipher");
         }
-        return new HomaSecurity(null, null, keyManager, trustManager, c, rotateEvery);
+        return new HomaSecurity(null, null, keyManager, trustManager, c, rotateEvery, cipherProvider);
     }
 
     /**
@@ -151,7 +153,38 @@ public final class HomaSecurity {
         if (!isMutualTls()) {
             throw new HomaBadArgumentException("rotateEvery is for mutual TLS: rotate a pre-shared key ring with HomaKeyRing");
         }
-        return new HomaSecurity(null, null, keyManager, trustManager, cipher, period);
+        return new HomaSecurity(null, null, keyManager, trustManager, cipher, period, cipherProvider);
+    }
+
+    /**
+     * The JCA provider whose AES-GCM seals and opens every packet (default: none named, so the
+     * JCA's order of preference decides, {@code Cipher.getInstance("AES/GCM/NoPadding")}: the
+     * JDK's SunJCE unless a faster provider was installed ahead of it). The cipher's work is most
+     * of what sealing costs on large packets, and providers differ: on JDK 17 the JDK's AES-GCM
+     * runs at 4-5.5 GB/s on 64 KB packets on an AVX-512 server core, Amazon Corretto Crypto
+     * Provider's ({@code AmazonCorrettoCryptoProvider.INSTANCE}, a native AWS-LC build) at
+     * 11-15 GB/s; JDK 25's own is as fast as the latter (docs/tuning.md, docs/benchmarks.md). The
+     * packets are the same whichever seals them: peers need not use the same provider.
+     *
+     * @throws HomaBadArgumentException if {@code provider} is null or has no
+     *                                  {@code AES/GCM/NoPadding}
+     */
+    public HomaSecurity cipherProvider(java.security.Provider provider) {
+        if (provider == null) {
+            throw new HomaBadArgumentException("cipherProvider must not be null (leave it unset for the JCA's order of preference)");
+        }
+        try {
+            javax.crypto.Cipher.getInstance(io.homa.core.psp.PspCipher.TRANSFORMATION, provider);
+        } catch (java.security.GeneralSecurityException e) {
+            throw new HomaBadArgumentException("cipherProvider " + provider.getName() + " has no "
+                    + io.homa.core.psp.PspCipher.TRANSFORMATION + ": " + e.getMessage());
+        }
+        return new HomaSecurity(keys, peerName, keyManager, trustManager, cipher, rotateEvery, provider);
+    }
+
+    /** The provider of every packet's AES-GCM; null: the JCA's order of preference ({@link #cipherProvider}). */
+    public java.security.Provider cipherProvider() {
+        return cipherProvider;
     }
 
     /** Whether keys are agreed over mutual TLS (else they are pre-shared). */
@@ -192,7 +225,11 @@ public final class HomaSecurity {
     @Override
     public String toString() {
         return isMutualTls()
-                ? "HomaSecurity{mutualTls, " + cipher + ", rotateEvery=" + rotateEvery + "}"
-                : "HomaSecurity{preSharedKeys, " + keys + ", peerName=" + peerName + "}";
+                ? "HomaSecurity{mutualTls, " + cipher + ", rotateEvery=" + rotateEvery + providerText() + "}"
+                : "HomaSecurity{preSharedKeys, " + keys + ", peerName=" + peerName + providerText() + "}";
+    }
+
+    private String providerText() {
+        return cipherProvider == null ? "" : ", cipherProvider=" + cipherProvider.getName();
     }
 }

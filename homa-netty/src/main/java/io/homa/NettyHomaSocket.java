@@ -87,7 +87,8 @@ final class NettyHomaSocket implements HomaSocket, CallObserver {
                 masterKeys(c.security()), c.security() == null ? null : c.security().peerName(),
                 c.security() == null || !c.security().isMutualTls() ? null
                         : new io.homa.internal.TlsSettings(c.security().keyManager(), c.security().trustManager(),
-                        c.security().rotateEvery(), c.security().cipher().pspVersion));
+                        c.security().rotateEvery(), c.security().cipher().pspVersion),
+                c.security() == null ? null : c.security().cipherProvider());
     }
 
     /** The master keys a secured socket opens with: the ring's (pre-shared), or its own at random (mutual TLS). */

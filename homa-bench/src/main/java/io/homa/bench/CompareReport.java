@@ -49,7 +49,12 @@ public final class CompareReport {
             new Target("unloaded-100B cpu/call homa-psp/homa", "unloaded-100B", "cpu_us_per_call", "homa-psp", "homa",
                     1.25, true),
             new Target("throughput-1MB Gbit/s homa-psp/homa", "throughput-1MB", "gbit_per_s", "homa-psp", "homa", 0.8,
-                    false));
+                    false),
+            // The same with Amazon Corretto Crypto Provider's AES-GCM (HomaSecurity.cipherProvider).
+            new Target("unloaded-100B cpu/call homa-psp-accp/homa", "unloaded-100B", "cpu_us_per_call", "homa-psp-accp",
+                    "homa", 1.25, true),
+            new Target("throughput-1MB Gbit/s homa-psp-accp/homa", "throughput-1MB", "gbit_per_s", "homa-psp-accp", "homa",
+                    0.8, false));
 
     private final Map<String, Map<Scenario, Summary>> results = new LinkedHashMap<>();
     private final Map<String, Object> machine;

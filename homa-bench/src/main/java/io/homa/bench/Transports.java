@@ -15,6 +15,8 @@ public final class Transports {
     public static final String HOMA_NIO = "homa-nio";
     /** Homa with every datagram sealed (the security layer, pre-shared keys); on request. */
     public static final String HOMA_PSP = "homa-psp";
+    /** The same with Amazon Corretto Crypto Provider's AES-GCM (HomaSecurity.cipherProvider); on request. */
+    public static final String HOMA_PSP_ACCP = "homa-psp-accp";
     public static final String TCP_SINGLE = "tcp-single";
     public static final String TCP_POOL = "tcp-pool";
     public static final String UDP_RAW = "udp-raw";
@@ -37,7 +39,7 @@ public final class Transports {
      * Every transport name, in the order results are shown (grpc-pool, tcp-blocking, udp-spin and
      * Homa on a named Netty transport only on request).
      */
-    public static final List<String> KNOWN = List.of(HOMA, HOMA_2LOOPS, HOMA_EPOLL, HOMA_IOURING, HOMA_NIO, HOMA_PSP, TCP_SINGLE,
+    public static final List<String> KNOWN = List.of(HOMA, HOMA_2LOOPS, HOMA_EPOLL, HOMA_IOURING, HOMA_NIO, HOMA_PSP, HOMA_PSP_ACCP, TCP_SINGLE,
             TCP_POOL, TCP_BLOCKING, UDP_RAW, UDP_SPIN, GRPC, GRPC_HOMA, GRPC_DEFAULT, GRPC_HOMA_DEFAULT, GRPC_POOL);
 
     private Transports() {
@@ -56,6 +58,7 @@ public final class Transports {
             case HOMA_IOURING -> HomaTransport.on(HOMA_IOURING, HomaConfig.IoTransport.IO_URING);
             case HOMA_NIO -> HomaTransport.on(HOMA_NIO, HomaConfig.IoTransport.NIO);
             case HOMA_PSP -> HomaTransport.secured();
+            case HOMA_PSP_ACCP -> HomaTransport.securedWithAccp();
             case TCP_SINGLE -> TcpTransport.single();
             case TCP_POOL -> TcpTransport.pool();
             case UDP_RAW -> new UdpTransport();

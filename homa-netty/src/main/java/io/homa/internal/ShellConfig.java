@@ -20,6 +20,7 @@ import java.util.concurrent.Executor;
  * @param dataFaults          injected faults of DATA datagrams ({@link FaultModel#NONE}: none)
  * @param controlFaults       injected faults of control datagrams
  * @param failures            makes the exceptions that reach the application
+ * @param cipherProvider      the JCA provider of the packets' AES-GCM; null: the JCA's order of preference
  */
 public record ShellConfig(EngineConfig engine, InetSocketAddress bindAddress, int eventLoops, Duration requestTimeout,
                           int maxCallsPerServer, int maxQueuedRequests, Duration queueTarget, Duration queueInterval,
@@ -30,7 +31,7 @@ public record ShellConfig(EngineConfig engine, InetSocketAddress bindAddress, in
                           Duration fallbackPeriod, int tcpConnectionsPerPeer, Duration tcpIdleTimeout, long faultSeed,
                           FaultModel dataFaults, FaultModel controlFaults, Failure.Factory failures,
                           io.homa.core.psp.PspMasterKeys security, String peerName,
-                          io.homa.internal.TlsSettings tls) {
+                          io.homa.internal.TlsSettings tls, java.security.Provider cipherProvider) {
     /** The IP TOS byte of priority {@code level} (used when {@link #prioritySockets()}). */
     public int tos(int level) {
         return tosByLevel[level];

@@ -25,7 +25,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The security layer's cost per packet: one DATA packet of {@code payload} bytes sealed and then
- * opened ({@link PspSealer}, {@link PspOpener}: AES-GCM-128 through the JDK's JCA), on heap arrays
+ * opened ({@link PspSealer}, {@link PspOpener}: AES-GCM-128 through the JCA, the JDK's provider or Amazon
+ * Corretto Crypto Provider's), on heap arrays
  * (what the shell uses) or direct buffers. 1,432 bytes is a full segment at MTU 1,500 (a 1,472-byte
  * sealed datagram); 65,435 the largest at loopback's MTU. {@code -prof gc} gives the garbage.
  */
@@ -42,6 +43,10 @@ public class PspBenchmark {
     @Param({"heap", "direct"})
     String memory;
 
+    /** Whose AES-GCM: the JDK's (the JCA's order) or Amazon Corretto Crypto Provider's. */
+    @Param({"jdk", "accp"})
+    String provider;
+
     private PspSealer sealer;
     private PspOpener opener;
     private ByteBuffer packet;
@@ -52,8 +57,10 @@ public class PspBenchmark {
     @Setup
     public void setUp() {
         PspMasterKeys keys = new PspMasterKeys(PspFormat.VERSION_GCM_128, new byte[32]);
-        sealer = new PspSealer(keys);
-        opener = new PspOpener(new PspReceiveState(keys));
+        java.security.Provider p = provider.equals("accp")
+                ? com.amazon.corretto.crypto.provider.AmazonCorrettoCryptoProvider.INSTANCE : null;
+        sealer = PspSealer.withProvider(keys, p);
+        opener = new PspOpener(new PspReceiveState(keys), p);
         length = WireFormat.DATA_HEADER + payload;
         boolean direct = memory.equals("direct");
         packet = direct ? ByteBuffer.allocateDirect(length) : ByteBuffer.allocate(length);

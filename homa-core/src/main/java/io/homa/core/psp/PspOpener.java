@@ -24,12 +24,13 @@ public final class PspOpener {
     private final byte[] nonce = new byte[12];
 
     public PspOpener(PspReceiveState state) {
+        this(state, null);
+    }
+
+    /** An opener whose AES-GCM comes from {@code provider} ({@link PspCipher#aesGcm}; null: the JCA's preference order). */
+    public PspOpener(PspReceiveState state, java.security.Provider provider) {
         this.state = state;
-        try {
-            this.cipher = Cipher.getInstance("AES/GCM/NoPadding");
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("the JDK's AES-GCM is missing", e);
-        }
+        this.cipher = PspCipher.aesGcm(provider);
     }
 
     /**

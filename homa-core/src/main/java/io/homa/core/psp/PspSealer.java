@@ -47,14 +47,24 @@ public final class PspSealer {
      * (read at every new SPI): the simulated network's, seeded so that runs repeat.
      */
     public PspSealer(PspMasterKeys keys, java.util.Random random, java.util.function.LongSupplier ivStart) {
+        this(keys, random, ivStart, null);
+    }
+
+    /**
+     * The same, with AES-GCM from {@code provider} ({@link PspCipher#aesGcm}; null: the JCA's
+     * preference order).
+     */
+    public PspSealer(PspMasterKeys keys, java.util.Random random, java.util.function.LongSupplier ivStart,
+                     java.security.Provider provider) {
         this.keys = java.util.Objects.requireNonNull(keys, "keys");
         this.random = random;
         this.ivStart = ivStart;
-        try {
-            this.cipher = Cipher.getInstance("AES/GCM/NoPadding");
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("the JDK's AES-GCM is missing", e);
-        }
+        this.cipher = PspCipher.aesGcm(provider);
+    }
+
+    /** A socket's sealer ({@link #PspSealer(PspMasterKeys)}) with AES-GCM from {@code provider} (null: the JCA's order). */
+    public static PspSealer withProvider(PspMasterKeys keys, java.security.Provider provider) {
+        return new PspSealer(keys, RANDOM, () -> 1 + (RANDOM.nextLong() >>> 2), provider);
     }
 
     /**
@@ -62,14 +72,15 @@ public final class PspSealer {
      * peer gave ({@link #seal(PspSendKey, ByteBuffer, int, int, ByteBuffer)}).
      */
     public PspSealer() {
+        this((java.security.Provider) null);
+    }
+
+    /** The same, with AES-GCM from {@code provider} (null: the JCA's preference order). */
+    public PspSealer(java.security.Provider provider) {
         this.keys = null;
         this.random = null;
         this.ivStart = null;
-        try {
-            this.cipher = Cipher.getInstance("AES/GCM/NoPadding");
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("the JDK's AES-GCM is missing", e);
-        }
+        this.cipher = PspCipher.aesGcm(provider);
     }
 
     /** The SPI the next packet is sealed under (for tests and stats; the pre-shared mode). */

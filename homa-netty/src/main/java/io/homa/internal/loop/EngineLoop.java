@@ -189,12 +189,12 @@ final class EngineLoop {
         if (secured) {
             io.homa.internal.tls.PeerKeys peerKeys = socket.peerKeys();
             if (peerKeys == null) { // pre-shared keys
-                writer.sealWith(new PspSealer(socket.config.security()), null, 0);
-                this.opener = new DatagramOpener(new PspOpener(socket.pspState), shell, byLevel[0].alloc(), null);
+                writer.sealWith(PspSealer.withProvider(socket.config.security(), socket.config.cipherProvider()), null, 0);
+                this.opener = new DatagramOpener(new PspOpener(socket.pspState, socket.config.cipherProvider()), shell, byLevel[0].alloc(), null);
             } else { // mutual TLS: each peer's keys, this loop's of them
                 int index = java.util.Arrays.asList(siblings).indexOf(this);
-                writer.sealWith(new PspSealer(), to -> peerKeys.sendKey(to, index), socket.config.tls().pspVersion());
-                this.opener = new DatagramOpener(new PspOpener(socket.pspState), shell, byLevel[0].alloc(), peerKeys::allows);
+                writer.sealWith(new PspSealer(socket.config.cipherProvider()), to -> peerKeys.sendKey(to, index), socket.config.tls().pspVersion());
+                this.opener = new DatagramOpener(new PspOpener(socket.pspState, socket.config.cipherProvider()), shell, byLevel[0].alloc(), peerKeys::allows);
             }
         }
         this.callerTurns = callerSends && faults == null && writer.sendsDirectly();
