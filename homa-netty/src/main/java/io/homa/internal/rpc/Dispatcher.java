@@ -134,7 +134,9 @@ public final class Dispatcher {
                 try {
                     handle(r.handler, r);
                 } finally {
-                    queue.served(System.nanoTime() - now);
+                    long end = System.nanoTime();
+                    queue.served(end - now);
+                    queue.completed(end);
                 }
                 return true;
             }

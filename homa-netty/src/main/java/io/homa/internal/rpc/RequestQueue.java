@@ -14,18 +14,21 @@ import java.util.ArrayDeque;
  *       new caller does not wait behind the backlog; and the oldest request is refused
  *       (OVERLOADED: its caller hears at once, and may retry elsewhere or later) once it has
  *       waited longer than the <em>target</em> and working off the requests in front of it (at
- *       the handlers' measured pace) would take half the time it has left or more. So the queue
- *       keeps what the handlers can serve with time to spare: a burst they can work off in time
- *       is served whole, a flood is refused early at its oldest end, and what is kept is served
- *       after it, before its callers' deadlines.</li>
+ *       the handlers' pace) would take {@link #WORK_SHARE} of the time it has left or more. So
+ *       the queue keeps what the handlers can serve with time to spare: a burst they can work
+ *       off in time is served whole, a flood is refused early at its oldest end, and what is kept
+ *       is served after it, before its callers' deadlines.</li>
  *   <li>A request whose deadline (its caller's, or the server's request timeout) has passed is
  *       never started.</li>
  * </ul>
  *
  * <p>The target and interval are floors: each is raised to the handlers' own pace (the mean time a
  * handler takes, and four times that), so that a slow handler's normal queue is not mistaken for
- * overload. Every method takes the time ({@link System#nanoTime()}) from its caller, so that tests
- * drive it without a clock. Any thread; one lock, held for a few field updates.
+ * overload. The pace at which the queue is worked off is the slower of two: the mean handler time
+ * over the handlers that run at once, and the rate at which handlers really finished while the
+ * queue stayed non-empty. The second is what a machine short of CPU (or an executor shared with
+ * other work) manages, when threads wait to be scheduled between handlers. Every method takes the
+ * time ({@link System#nanoTime()}) from its caller, so that tests drive it without a clock. Any thread; one lock, held for a few field updates.
  *
  * <p>What to do with a request taken out is its {@link InboundRequest#queueVerdict}, decided under
  * the lock and acted on by the caller after it.
@@ -41,6 +44,24 @@ public final class RequestQueue {
     public static final int SHED = 2;
     /** It was answered, dropped or cancelled while it waited: nothing to do. */
     public static final int GONE = 3;
+
+    /**
+     * The share of a waiting request's time left that the work in front of it may take under
+     * overload; beyond it the request is refused. Not all of it: the server learns a deadline only
+     * when its event loop reads the request, so the deadline it knows is late by however long the
+     * request's packets waited in the socket (seconds, on a machine whose CPU the flood took), and
+     * the pace is an estimate. Not much less: in a flood whose callers share one deadline (they
+     * called at once), what the queue keeps is about what gets served, so the goodput is about
+     * this share of the handlers' capacity (it was a half, which served about half). A request
+     * kept too many is refused later, by the same test, still before its deadline.
+     */
+    static final double WORK_SHARE = 0.8;
+    /** The shortest span over which the handlers' finishing rate is measured. */
+    static final long PACE_WINDOW_NANOS = 20_000_000L;
+    /** The fewest handlers finished in a span for its rate to count. */
+    static final int PACE_WINDOW_COMPLETIONS = 8;
+    /** A measured rate older than this is forgotten (the overload it came from has passed). */
+    static final long PACE_MEMORY_NANOS = 2_000_000_000L;
 
     /** Buckets of the queue-delay histogram: bucket i holds delays in [2^i, 2^(i+1)) microseconds. */
     public static final int DELAY_BUCKETS = 32;
@@ -58,6 +79,13 @@ public final class RequestQueue {
     private final java.util.concurrent.atomic.AtomicInteger running = new java.util.concurrent.atomic.AtomicInteger();
     private volatile int mostRunning = 1;
     private long highWater;
+    /** The span in which handlers' completions are being counted (see {@link #completed}). */
+    private boolean windowOpen;
+    private long windowStart;
+    private int windowCompletions;
+    /** Measured time between completions (ns) while the queue was never empty; 0 until measured. */
+    private long measuredPace;
+    private long measuredAt;
     private final long[] delays = new long[DELAY_BUCKETS];
 
     /**
@@ -147,7 +175,7 @@ public final class RequestQueue {
         if (left <= 0) {
             return EXPIRED;
         }
-        if (overloaded && now - r.queuedAt > target() && tooFarBack(ahead, left)) {
+        if (overloaded && now - r.queuedAt > target() && tooFarBack(ahead, left, now)) {
             return SHED;
         }
         return RUN;
@@ -155,13 +183,48 @@ public final class RequestQueue {
 
     /**
      * Whether a request behind {@code ahead} others is too far back to be served with time to
-     * spare: working them off, at the handlers' mean time and parallelism, takes half of its
-     * {@code left} ns or more. Half, because more requests keep arriving on top under overload,
-     * and because its deadline as the server knows it is late by the time its packets waited
-     * before the engine read them.
+     * spare: working them off, at the handlers' {@link #pace}, takes {@link #WORK_SHARE} of its
+     * {@code left} ns or more.
      */
-    private boolean tooFarBack(int ahead, long left) {
-        return (double) ahead * serviceNanos / handlers() >= left / 2.0;
+    private boolean tooFarBack(int ahead, long left, long now) {
+        return (double) ahead * pace(now) >= left * WORK_SHARE;
+    }
+
+    /**
+     * Nanoseconds per request the queue is worked off in: the mean handler time over the handlers
+     * that run at once, or the time between completions measured lately under load, if longer.
+     */
+    private double pace(long now) {
+        double nominal = (double) serviceNanos / handlers();
+        if (measuredPace > 0 && now - measuredAt < PACE_MEMORY_NANOS) {
+            return Math.max(nominal, measuredPace);
+        }
+        return nominal;
+    }
+
+    /**
+     * A handler finished at {@code now} (its thread takes the next request right after): counts
+     * completions in spans during which the queue never emptied, and from each span of at least
+     * {@link #PACE_WINDOW_NANOS} and {@link #PACE_WINDOW_COMPLETIONS} completions takes the time
+     * between completions into {@link #measuredPace} (a quarter per span). A span in which the
+     * queue emptied is dropped: its handlers may have waited for work, which is not their pace.
+     */
+    public synchronized void completed(long now) {
+        if (!windowOpen || waiting.isEmpty() || lastEmpty - windowStart > 0) {
+            windowOpen = true;
+            windowStart = now;
+            windowCompletions = 0;
+            return;
+        }
+        windowCompletions++;
+        long span = now - windowStart;
+        if (span >= PACE_WINDOW_NANOS && windowCompletions >= PACE_WINDOW_COMPLETIONS) {
+            long pace = span / windowCompletions;
+            measuredPace = measuredPace == 0 ? pace : measuredPace + (pace - measuredPace) / 4;
+            measuredAt = now;
+            windowStart = now;
+            windowCompletions = 0;
+        }
     }
 
     private int handlers() {

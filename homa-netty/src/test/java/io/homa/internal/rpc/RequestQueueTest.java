@@ -126,12 +126,80 @@ class RequestQueueTest {
             shed.add(((Request) s).n);
         }
         // Request k has 4,500.5 + k/2 ms left and 999 - k requests of 5 ms (two threads) in
-        // front: it is refused while (999 - k) * 5 >= (4,500.5 + k / 2) / 2, for k = 0..522.
-        assertEquals(523, shed.size());
+        // front: it is refused while (999 - k) * 5 >= 0.8 * (4,500.5 + k / 2), for k = 0..258.
+        assertEquals(259, shed.size());
         assertEquals(0, shed.get(0));
-        assertEquals(522, shed.get(shed.size() - 1));
-        assertEquals(477, q.size(), "kept: what two threads serve in about 2.4 s, half the time those callers have left");
+        assertEquals(258, shed.get(shed.size() - 1));
+        assertEquals(741, q.size(), "kept: what two threads serve in about 3.7 s, 0.8 of the time those callers have left");
         assertEquals(999, takeN(q, now), "newest first");
+    }
+
+    /** 1,000 requests at 0, each with 5 s to go, behind handlers of 10 ms on two threads (5 ms a request). */
+    private RequestQueue floodedAtZero() {
+        RequestQueue q = new RequestQueue(10_000, TARGET, INTERVAL, 2);
+        handlersTake(q, 10 * MS);
+        for (int i = 0; i < 1_000; i++) {
+            assertTrue(q.offer(request(i, 5_000 * MS), 0));
+        }
+        return q;
+    }
+
+    /** Handlers finish one request every 20 ms from 100 ms to 260 ms (the first opens the span). */
+    private static void finishEvery20Ms(RequestQueue q) {
+        for (int i = 0; i <= RequestQueue.PACE_WINDOW_COMPLETIONS; i++) {
+            q.completed((100 + 20L * i) * MS);
+        }
+    }
+
+    private static int shedAll(RequestQueue q, long now) {
+        int n = 0;
+        InboundRequest s;
+        while ((s = q.pollStale(now)) != null) {
+            assertEquals(RequestQueue.SHED, s.queueVerdict);
+            n++;
+        }
+        return n;
+    }
+
+    @Test
+    void handlersThatFinishSlowerThanTheirMeanTime_keepTheQueueToWhatTheyReallyServe() {
+        RequestQueue q = floodedAtZero();
+        finishEvery20Ms(q); // a machine short of CPU: one every 20 ms, not every 5 ms
+        // At 260 ms each has 4,740 ms left; at 20 ms a request, 189 in front take 3,780 ms, under
+        // 0.8 of it (3,792 ms), and 190 take 3,800: the oldest 810 are refused.
+        assertEquals(810, shedAll(q, 260 * MS));
+        assertEquals(190, q.size());
+    }
+
+    @Test
+    void aMeasuredPaceIsForgottenOnceItIsOld_andTheMeanHandlerTimeRulesAgain() {
+        RequestQueue q = floodedAtZero();
+        finishEvery20Ms(q); // measured at 260 ms
+        long now = 260 * MS + RequestQueue.PACE_MEMORY_NANOS + MS;
+        // 2,739 ms left; at 5 ms a request, 438 in front take 2,190 ms, under 0.8 * 2,739 =
+        // 2,191.2 ms, and 439 take 2,195 ms: the oldest 561 are refused.
+        assertEquals(561, shedAll(q, now));
+        assertEquals(439, q.size());
+    }
+
+    @Test
+    void aSpanInWhichTheQueueEmptied_isNotTheHandlersPace() {
+        RequestQueue q = new RequestQueue(10_000, TARGET, INTERVAL, 2);
+        handlersTake(q, 10 * MS);
+        for (int i = 0; i < 20; i++) { // one request every 20 ms, taken at once: the handlers wait for work
+            long t = 20L * i * MS;
+            q.offer(request(10_000 + i, t + 5_000 * MS), t);
+            q.completed(t + MS);
+            assertEquals(10_000 + i, takeN(q, t + 2 * MS));
+        }
+        long t0 = 400 * MS;
+        for (int i = 0; i < 1_000; i++) {
+            assertTrue(q.offer(request(i, t0 + 5_000 * MS), t0));
+        }
+        // As if nothing were measured: 4,790 ms left; at 5 ms a request, 766 in front take
+        // 3,830 ms, under 0.8 * 4,790 = 3,832 ms, and 767 take 3,835 ms: the oldest 233 are refused.
+        assertEquals(233, shedAll(q, t0 + 210 * MS));
+        assertEquals(767, q.size());
     }
 
     @Test
