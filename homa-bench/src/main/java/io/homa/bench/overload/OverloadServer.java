@@ -25,7 +25,8 @@ import java.util.concurrent.locks.LockSupport;
  * as a {@link System#nanoTime()} value (client and server share the host's monotonic clock), so the
  * handler can tell whether it started for a caller who had already given up.
  *
- * <p>Lines on standard input: {@code STATS} answers one line of figures, {@code QUIT} ends it. The
+ * <p>Lines on standard input: {@code STATS} answers one line of figures (with the JVM's time spent
+ * compiling so far), {@code RESET} starts a new flood's late starts and idle time, {@code QUIT} ends it. The
  * first line out is {@code PORT <port>}.
  */
 public final class OverloadServer {
@@ -99,8 +100,10 @@ public final class OverloadServer {
                 if (line.equals("QUIT")) {
                     break;
                 }
-                if (line.equals("RESET")) {
+                if (line.equals("RESET")) { // a new flood: its late starts and idle time count from here
                     gapNanos.set(0);
+                    late.set(0);
+                    worstLateNanos.set(0);
                     out.println("OK");
                     out.flush();
                     continue;
@@ -119,7 +122,9 @@ public final class OverloadServer {
                             + " skipped=" + m.shell(HomaMetrics.Shell.REQUESTS_SKIPPED)
                             + " replied=" + m.shell(HomaMetrics.Shell.REQUESTS_REPLIED)
                             + " queueP50us=" + m.queueDelayMicros(0.5) + " queueP99us=" + m.queueDelayMicros(0.99)
-                            + " queued=" + m.queuedRequests());
+                            + " queued=" + m.queuedRequests()
+                            + " compileMs=" + java.lang.management.ManagementFactory.getCompilationMXBean()
+                                    .getTotalCompilationTime());
                     out.flush();
                 }
             }

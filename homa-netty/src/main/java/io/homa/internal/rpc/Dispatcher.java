@@ -131,11 +131,12 @@ public final class Dispatcher {
                     return false;
                 }
                 queue.started();
+                long start = System.nanoTime(); // the handler's own time: not the queue's work before it
                 try {
                     handle(r.handler, r);
                 } finally {
                     long end = System.nanoTime();
-                    queue.served(end - now);
+                    queue.served(end - start);
                     queue.completed(end);
                 }
                 return true;

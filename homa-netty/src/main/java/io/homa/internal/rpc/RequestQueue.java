@@ -1,6 +1,7 @@
 package io.homa.internal.rpc;
 
 import java.util.ArrayDeque;
+import java.util.Arrays;
 
 /**
  * The requests of one socket waiting for a handler thread, managed by how long they wait, not
@@ -60,6 +61,10 @@ public final class RequestQueue {
     static final long PACE_WINDOW_NANOS = 20_000_000L;
     /** The fewest handlers finished in a span for its rate to count. */
     static final int PACE_WINDOW_COMPLETIONS = 8;
+    /** Spans whose median is the measured pace: one slow span (a collection, a burst of compiling) moves nothing. */
+    static final int PACE_SPANS = 7;
+    /** Spans measured before the measured pace counts. */
+    static final int PACE_SPANS_NEEDED = 3;
     /** A measured rate older than this is forgotten (the overload it came from has passed). */
     static final long PACE_MEMORY_NANOS = 2_000_000_000L;
 
@@ -72,8 +77,14 @@ public final class RequestQueue {
     private final ArrayDeque<InboundRequest> waiting = new ArrayDeque<>();
     /** When the queue was last seen empty. */
     private long lastEmpty;
-    /** Mean handler time (ns), an exponentially weighted moving average (1/8 per sample). */
+    /** Mean handler time (ns), an exponentially weighted moving average (1/8 per sample): target and interval. */
     private volatile long serviceNanos;
+    /**
+     * The same mean, smoothed more (1/32 per sample): the pace, because a refusal cannot be taken
+     * back, and a few handlers slowed at once (the machine busy for a moment) must not refuse a
+     * large part of the queue.
+     */
+    private volatile long slowServiceNanos;
     /** Handlers that run at once: the pool's threads, or (0) the most ever seen running, for an executor of the user's. */
     private final int parallelism;
     private final java.util.concurrent.atomic.AtomicInteger running = new java.util.concurrent.atomic.AtomicInteger();
@@ -83,7 +94,10 @@ public final class RequestQueue {
     private boolean windowOpen;
     private long windowStart;
     private int windowCompletions;
-    /** Measured time between completions (ns) while the queue was never empty; 0 until measured. */
+    /** The time between completions (ns) of the last {@link #PACE_SPANS} spans in which the queue never emptied. */
+    private final long[] spanPaces = new long[PACE_SPANS];
+    private int spansMeasured;
+    /** Their median (see {@link #completed}); 0 until {@link #PACE_SPANS_NEEDED} spans are measured. */
     private long measuredPace;
     private long measuredAt;
     private final long[] delays = new long[DELAY_BUCKETS];
@@ -195,7 +209,7 @@ public final class RequestQueue {
      * that run at once, or the time between completions measured lately under load, if longer.
      */
     private double pace(long now) {
-        double nominal = (double) serviceNanos / handlers();
+        double nominal = (double) slowServiceNanos / handlers();
         if (measuredPace > 0 && now - measuredAt < PACE_MEMORY_NANOS) {
             return Math.max(nominal, measuredPace);
         }
@@ -206,7 +220,9 @@ public final class RequestQueue {
      * A handler finished at {@code now} (its thread takes the next request right after): counts
      * completions in spans during which the queue never emptied, and from each span of at least
      * {@link #PACE_WINDOW_NANOS} and {@link #PACE_WINDOW_COMPLETIONS} completions takes the time
-     * between completions into {@link #measuredPace} (a quarter per span). A span in which the
+     * between completions; {@link #measuredPace} is the median of the last {@link #PACE_SPANS}
+     * (once there are {@link #PACE_SPANS_NEEDED}), so that one span in which the machine stalled
+     * does not refuse a large part of the queue at once (a refusal cannot be taken back). A span in which the
      * queue emptied is dropped: its handlers may have waited for work, which is not their pace.
      */
     public synchronized void completed(long now) {
@@ -219,9 +235,14 @@ public final class RequestQueue {
         windowCompletions++;
         long span = now - windowStart;
         if (span >= PACE_WINDOW_NANOS && windowCompletions >= PACE_WINDOW_COMPLETIONS) {
-            long pace = span / windowCompletions;
-            measuredPace = measuredPace == 0 ? pace : measuredPace + (pace - measuredPace) / 4;
-            measuredAt = now;
+            spanPaces[spansMeasured++ % PACE_SPANS] = span / windowCompletions;
+            int n = Math.min(spansMeasured, PACE_SPANS);
+            if (n >= PACE_SPANS_NEEDED) {
+                long[] sorted = Arrays.copyOf(spanPaces, n);
+                Arrays.sort(sorted);
+                measuredPace = sorted[n / 2];
+                measuredAt = now;
+            }
             windowStart = now;
             windowCompletions = 0;
         }
@@ -257,6 +278,8 @@ public final class RequestQueue {
         long s = serviceNanos;
         long sample = Math.min(Math.max(0, nanos), 4 * s + 1_000_000);
         serviceNanos = s + (sample - s) / 8;
+        long slow = slowServiceNanos;
+        slowServiceNanos = slow == 0 ? serviceNanos : slow + (sample - slow) / 32;
     }
 
     /** The longest wait allowed under overload now. */

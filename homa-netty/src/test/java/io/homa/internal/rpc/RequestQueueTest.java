@@ -81,7 +81,7 @@ class RequestQueueTest {
 
     /** Handlers that take {@code nanos} each, as far as the queue's mean can tell. */
     private static void handlersTake(RequestQueue q, long nanos) {
-        for (int i = 0; i < 200; i++) {
+        for (int i = 0; i < 400; i++) { // enough for the slower mean (1/32 a sample) too
             q.started();
             q.served(nanos);
         }
@@ -144,9 +144,12 @@ class RequestQueueTest {
         return q;
     }
 
-    /** Handlers finish one request every 20 ms from 100 ms to 260 ms (the first opens the span). */
+    /**
+     * Handlers finish one request every 20 ms from 100 ms to 580 ms: the first opens a span, and
+     * each 8 after it close one, so the median of 3 spans (all 20 ms a request) is measured at 580 ms.
+     */
     private static void finishEvery20Ms(RequestQueue q) {
-        for (int i = 0; i <= RequestQueue.PACE_WINDOW_COMPLETIONS; i++) {
+        for (int i = 0; i <= RequestQueue.PACE_SPANS_NEEDED * RequestQueue.PACE_WINDOW_COMPLETIONS; i++) {
             q.completed((100 + 20L * i) * MS);
         }
     }
@@ -165,34 +168,37 @@ class RequestQueueTest {
     void handlersThatFinishSlowerThanTheirMeanTime_keepTheQueueToWhatTheyReallyServe() {
         RequestQueue q = floodedAtZero();
         finishEvery20Ms(q); // a machine short of CPU: one every 20 ms, not every 5 ms
-        // At 260 ms each has 4,740 ms left; at 20 ms a request, 189 in front take 3,780 ms, under
-        // 0.8 of it (3,792 ms), and 190 take 3,800: the oldest 810 are refused.
-        assertEquals(810, shedAll(q, 260 * MS));
-        assertEquals(190, q.size());
+        // At 580 ms each has 4,420 ms left; at 20 ms a request, 176 in front take 3,520 ms, under
+        // 0.8 of it (3,536 ms), and 177 take 3,540: the oldest 823 are refused.
+        assertEquals(823, shedAll(q, 580 * MS));
+        assertEquals(177, q.size());
     }
 
     @Test
     void aMeasuredPaceIsForgottenOnceItIsOld_andTheMeanHandlerTimeRulesAgain() {
         RequestQueue q = floodedAtZero();
-        finishEvery20Ms(q); // measured at 260 ms
-        long now = 260 * MS + RequestQueue.PACE_MEMORY_NANOS + MS;
-        // 2,739 ms left; at 5 ms a request, 438 in front take 2,190 ms, under 0.8 * 2,739 =
-        // 2,191.2 ms, and 439 take 2,195 ms: the oldest 561 are refused.
-        assertEquals(561, shedAll(q, now));
-        assertEquals(439, q.size());
+        finishEvery20Ms(q); // measured at 580 ms
+        long now = 580 * MS + RequestQueue.PACE_MEMORY_NANOS + MS;
+        // 2,419 ms left; at 5 ms a request, 387 in front take 1,935 ms, under 0.8 * 2,419 =
+        // 1,935.2 ms, and 388 take 1,940 ms: the oldest 612 are refused.
+        assertEquals(612, shedAll(q, now));
+        assertEquals(388, q.size());
     }
 
     @Test
     void aSpanInWhichTheQueueEmptied_isNotTheHandlersPace() {
+        // (at 5 ms a request, as the mean handler time says)
         RequestQueue q = new RequestQueue(10_000, TARGET, INTERVAL, 2);
         handlersTake(q, 10 * MS);
-        for (int i = 0; i < 20; i++) { // one request every 20 ms, taken at once: the handlers wait for work
+        // One request every 20 ms, taken at once: the handlers wait for work. Counted as spans,
+        // these 40 completions would make 4 of 20 ms a request.
+        for (int i = 0; i < 40; i++) {
             long t = 20L * i * MS;
             q.offer(request(10_000 + i, t + 5_000 * MS), t);
             q.completed(t + MS);
             assertEquals(10_000 + i, takeN(q, t + 2 * MS));
         }
-        long t0 = 400 * MS;
+        long t0 = 800 * MS;
         for (int i = 0; i < 1_000; i++) {
             assertTrue(q.offer(request(i, t0 + 5_000 * MS), t0));
         }
