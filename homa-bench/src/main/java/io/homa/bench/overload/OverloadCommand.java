@@ -42,7 +42,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * the others failed and how soon, handlers started for callers who had already given up, how long
  * a new call takes right after the flood, and the server's live heap.
  *
- * <p>A <em>cold</em> flood meets code that has only served a few seconds of calls one at a time:
+ * <p>A <em>cold</em> flood meets code that has only served a few seconds of calls, four at a time:
  * the paths of overload (refusals, client windows, the queue's policy) are compiled during the
  * flood, and on two cores the JIT compilers of both JVMs then take a large part of the CPU (70% in
  * a flood's last second, measured with perf). A <em>warm</em> flood comes after one flood like it
@@ -225,11 +225,13 @@ public final class OverloadCommand {
                 clients.add(HomaSocket.open(HomaConfig.builder().bindAddress(new InetSocketAddress("127.0.0.1", 0)).build()));
             }
             warmUp(clients.get(0), server);
+            boolean jitQuiet = false;
             if (warm) {
                 new Flood(calls, deadline).run(clients, server); // its figures are not kept
-                waitForQuietJit(commands, lines);
+                jitQuiet = waitForQuietJit(commands, lines);
             }
-            long before = Long.parseLong(stats(commands, lines).get("started"));
+            Map<String, String> serverBefore = stats(commands, lines);
+            long before = Long.parseLong(serverBefore.get("started"));
             commands.write("RESET\n"); // the late starts and the idle time between handlers count from the flood on
             commands.flush();
             lines.poll(10, TimeUnit.SECONDS);
@@ -256,9 +258,15 @@ public final class OverloadCommand {
             }
             double newCallMs = (System.nanoTime() - t0) / 1e6;
             Map<String, String> s = stats(commands, lines);
+            for (String k : SERVER_COUNTERS) { // per flood (a warm flood's server has met one before)
+                s.put(k, Long.toString(Long.parseLong(s.get(k)) - Long.parseLong(serverBefore.get(k))));
+            }
             Map<String, Long> clientsAfter = clientCounters(clients);
             clientsAfter.forEach((k, v) -> s.put(k, Long.toString(v - clientsBefore.get(k))));
             s.put("flood_ms", Long.toString((long) floodMs));
+            if (warm) {
+                s.put("jit_quiet_before_flood", Boolean.toString(jitQuiet));
+            }
             long capacity = (long) (threads * deadline.toNanos() / (handlerMs * 1e6));
             return new Run(handlerMs, threads, warm, calls, deadline.toMillis(), capacity, flood.succeeded.get(),
                     flood.overloaded.get(), flood.timedOut.get(), flood.other.get(), flood.overloadedP50Ms(), floodMs,
@@ -346,6 +354,14 @@ public final class OverloadCommand {
         }
     }
 
+    /**
+     * The server's figures that count events, reported per flood (the new call after it included).
+     * The others are since the server started: the handlers' mean time, the queue-delay
+     * percentiles, the live heap's high-water mark.
+     */
+    private static final List<String> SERVER_COUNTERS = List.of("started", "shed", "expired", "cancelled",
+            "overloaded", "skipped", "replied", "compileMs");
+
     /** The clients' counters that tell how a flood went for them, summed over the sockets. */
     private static Map<String, Long> clientCounters(List<HomaSocket> clients) {
         Map<String, Long> m = new LinkedHashMap<>();
@@ -365,25 +381,25 @@ public final class OverloadCommand {
 
     /** Both JVMs' time spent compiling so far (ms). */
     private static long jitMs(BufferedWriter commands, BlockingQueue<String> lines) throws Exception {
-        return Long.parseLong(stats(commands, lines).get("compileMs"))
-                + java.lang.management.ManagementFactory.getCompilationMXBean().getTotalCompilationTime();
+        return Long.parseLong(stats(commands, lines).get("compileMs")) + OverloadServer.compileMillis();
     }
 
-    /** Waits until neither JVM has compiled for a second (at most 30 s). */
-    private static void waitForQuietJit(BufferedWriter commands, BlockingQueue<String> lines) throws Exception {
+    /** Waits until neither JVM has compiled for a second (at most 30 s); false if they never stopped. */
+    private static boolean waitForQuietJit(BufferedWriter commands, BlockingQueue<String> lines) throws Exception {
         long giveUp = System.nanoTime() + 30_000_000_000L;
         long last = jitMs(commands, lines);
         while (System.nanoTime() - giveUp < 0) {
             Thread.sleep(1_000); // the JIT's own pace: what is measured here is whether it still works
             long now = jitMs(commands, lines);
             if (now == last) {
-                return;
+                return true;
             }
             last = now;
         }
+        return false;
     }
 
-    /** A few seconds of calls one at a time, so that the flood does not meet a cold JIT. */
+    /** A few seconds of calls, four at a time, so that the flood does not meet a cold JIT. */
     private static void warmUp(HomaSocket client, InetSocketAddress server) throws Exception {
         long until = System.nanoTime() + 2_000_000_000L;
         int inFlight = 4;

@@ -36,6 +36,12 @@ public final class OverloadServer {
     private OverloadServer() {
     }
 
+    /** The JVM's time spent compiling so far (ms), or 0 where it is not told (an interpreter-only JVM). */
+    static long compileMillis() {
+        java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
+        return jit == null || !jit.isCompilationTimeMonitoringSupported() ? 0 : jit.getTotalCompilationTime();
+    }
+
     /** {@code overload-server --bind HOST --port P --handler-ms MS --threads N} (port 0: any). */
     public static int run(String[] args, InputStream in, PrintStream out) throws IOException {
         String bind = "127.0.0.1";
@@ -123,8 +129,7 @@ public final class OverloadServer {
                             + " replied=" + m.shell(HomaMetrics.Shell.REQUESTS_REPLIED)
                             + " queueP50us=" + m.queueDelayMicros(0.5) + " queueP99us=" + m.queueDelayMicros(0.99)
                             + " queued=" + m.queuedRequests()
-                            + " compileMs=" + java.lang.management.ManagementFactory.getCompilationMXBean()
-                                    .getTotalCompilationTime());
+                            + " compileMs=" + compileMillis());
                     out.flush();
                 }
             }

@@ -65,7 +65,7 @@ public final class RequestQueue {
     static final int PACE_SPANS = 7;
     /** Spans measured before the measured pace counts. */
     static final int PACE_SPANS_NEEDED = 3;
-    /** A measured rate older than this is forgotten (the overload it came from has passed). */
+    /** A measured rate older than this is forgotten (the overload it came from has passed), as are older spans. */
     static final long PACE_MEMORY_NANOS = 2_000_000_000L;
 
     /** Buckets of the queue-delay histogram: bucket i holds delays in [2^i, 2^(i+1)) microseconds. */
@@ -94,12 +94,18 @@ public final class RequestQueue {
     private boolean windowOpen;
     private long windowStart;
     private int windowCompletions;
-    /** The time between completions (ns) of the last {@link #PACE_SPANS} spans in which the queue never emptied. */
+    /** Whether the queue emptied since the span began (its handlers may have waited for work). */
+    private boolean emptiedInWindow;
+    /** The time between completions (ns) of the last {@link #PACE_SPANS} spans, and when each ended: a ring. */
     private final long[] spanPaces = new long[PACE_SPANS];
-    private int spansMeasured;
-    /** Their median (see {@link #completed}); 0 until {@link #PACE_SPANS_NEEDED} spans are measured. */
+    private final long[] spanEnds = new long[PACE_SPANS];
+    private int spans;
+    private int nextSpan;
+    /** The median of the recent spans (see {@link #completed}); 0 until {@link #PACE_SPANS_NEEDED} were measured. */
     private long measuredPace;
     private long measuredAt;
+    /** How long {@link #measuredPace} holds: {@link #PACE_MEMORY_NANOS}, or three of its longest span. */
+    private long measuredMemory;
     private final long[] delays = new long[DELAY_BUCKETS];
 
     /**
@@ -124,6 +130,7 @@ public final class RequestQueue {
         }
         if (waiting.isEmpty()) {
             lastEmpty = now;
+            emptiedInWindow = true;
         }
         r.queuedAt = now;
         waiting.addLast(r);
@@ -144,6 +151,7 @@ public final class RequestQueue {
         }
         if (waiting.isEmpty()) {
             lastEmpty = now;
+            emptiedInWindow = true;
         }
         r.queueVerdict = verdict(r, now, overloaded, 0);
         if (r.queueVerdict == RUN) {
@@ -175,6 +183,7 @@ public final class RequestQueue {
         waiting.pollFirst();
         if (waiting.isEmpty()) {
             lastEmpty = now;
+            emptiedInWindow = true;
         }
         r.queueVerdict = v;
         return r;
@@ -210,7 +219,7 @@ public final class RequestQueue {
      */
     private double pace(long now) {
         double nominal = (double) slowServiceNanos / handlers();
-        if (measuredPace > 0 && now - measuredAt < PACE_MEMORY_NANOS) {
+        if (measuredPace > 0 && now - measuredAt < measuredMemory) {
             return Math.max(nominal, measuredPace);
         }
         return nominal;
@@ -220,14 +229,17 @@ public final class RequestQueue {
      * A handler finished at {@code now} (its thread takes the next request right after): counts
      * completions in spans during which the queue never emptied, and from each span of at least
      * {@link #PACE_WINDOW_NANOS} and {@link #PACE_WINDOW_COMPLETIONS} completions takes the time
-     * between completions; {@link #measuredPace} is the median of the last {@link #PACE_SPANS}
-     * (once there are {@link #PACE_SPANS_NEEDED}), so that one span in which the machine stalled
-     * does not refuse a large part of the queue at once (a refusal cannot be taken back). A span in which the
+     * between completions. {@link #measuredPace} is the median of the spans that ended within
+     * the memory ({@link #PACE_MEMORY_NANOS}, or three spans' time for handlers so slow that 8 take
+     * longer), once there are {@link #PACE_SPANS_NEEDED} of them: one span in which the machine
+     * stalled does not refuse a large part of the queue at once (a refusal cannot be taken back),
+     * and the spans of an overload long past do not come back with the next. A span in which the
      * queue emptied is dropped: its handlers may have waited for work, which is not their pace.
      */
     public synchronized void completed(long now) {
-        if (!windowOpen || waiting.isEmpty() || lastEmpty - windowStart > 0) {
+        if (!windowOpen || waiting.isEmpty() || emptiedInWindow) {
             windowOpen = true;
+            emptiedInWindow = false;
             windowStart = now;
             windowCompletions = 0;
             return;
@@ -235,13 +247,23 @@ public final class RequestQueue {
         windowCompletions++;
         long span = now - windowStart;
         if (span >= PACE_WINDOW_NANOS && windowCompletions >= PACE_WINDOW_COMPLETIONS) {
-            spanPaces[spansMeasured++ % PACE_SPANS] = span / windowCompletions;
-            int n = Math.min(spansMeasured, PACE_SPANS);
+            spanPaces[nextSpan] = span / windowCompletions;
+            spanEnds[nextSpan] = now;
+            nextSpan = (nextSpan + 1) % PACE_SPANS;
+            spans = Math.min(spans + 1, PACE_SPANS);
+            long memory = Math.max(PACE_MEMORY_NANOS, 3 * span);
+            long[] fresh = new long[spans];
+            int n = 0;
+            for (int i = 0; i < spans; i++) {
+                if (now - spanEnds[i] < memory) {
+                    fresh[n++] = spanPaces[i];
+                }
+            }
             if (n >= PACE_SPANS_NEEDED) {
-                long[] sorted = Arrays.copyOf(spanPaces, n);
-                Arrays.sort(sorted);
-                measuredPace = sorted[n / 2];
+                Arrays.sort(fresh, 0, n);
+                measuredPace = fresh[(n - 1) / 2]; // of two middle ones, the faster: refuse less
                 measuredAt = now;
+                measuredMemory = memory;
             }
             windowStart = now;
             windowCompletions = 0;

@@ -175,6 +175,17 @@ class RequestQueueTest {
     }
 
     @Test
+    void aMeasuredPaceHoldsForItsMemory() {
+        RequestQueue q = floodedAtZero();
+        finishEvery20Ms(q); // measured at 580 ms
+        long now = 580 * MS + RequestQueue.PACE_MEMORY_NANOS - MS;
+        // 2,421 ms left; at 20 ms a request, 96 in front take 1,920 ms, under 0.8 * 2,421 =
+        // 1,936.8 ms, and 97 take 1,940 ms: the oldest 903 are refused.
+        assertEquals(903, shedAll(q, now));
+        assertEquals(97, q.size());
+    }
+
+    @Test
     void aMeasuredPaceIsForgottenOnceItIsOld_andTheMeanHandlerTimeRulesAgain() {
         RequestQueue q = floodedAtZero();
         finishEvery20Ms(q); // measured at 580 ms
@@ -183,6 +194,60 @@ class RequestQueueTest {
         // 1,935.2 ms, and 388 take 1,940 ms: the oldest 612 are refused.
         assertEquals(612, shedAll(q, now));
         assertEquals(388, q.size());
+    }
+
+    @Test
+    void theSpansOfAnOverloadLongPast_doNotComeBackWithTheNext() {
+        RequestQueue q = floodedAtZero();
+        finishEvery20Ms(q); // three spans of 20 ms a request, the last ending at 580 ms
+        int taken = 0;
+        while (q.take(2_590 * MS) != null) { // worked off: the queue empties
+            taken++;
+        }
+        assertEquals(1_000, taken);
+        long t0 = 2_600 * MS;
+        for (int i = 0; i < 1_000; i++) {
+            assertTrue(q.offer(request(1_000 + i, t0 + 5_000 * MS), t0));
+        }
+        for (int i = 0; i <= RequestQueue.PACE_WINDOW_COMPLETIONS; i++) { // one new span, 2.5 ms a request
+            q.completed(t0 + MS + i * MS * 5 / 2);
+        }
+        // One fresh span is not enough, and the old three are past the memory: the mean rules.
+        // 4,879 ms left; at 5 ms a request, 780 in front take 3,900 ms, under 0.8 * 4,879 =
+        // 3,903.2 ms, and 781 take 3,905 ms: the oldest 219 are refused (at 20 ms: 804).
+        assertEquals(219, shedAll(q, t0 + 121 * MS));
+        assertEquals(781, q.size());
+    }
+
+    @Test
+    void twoSpansAreNotEnough() {
+        RequestQueue q = floodedAtZero();
+        for (int i = 0; i <= 2 * RequestQueue.PACE_WINDOW_COMPLETIONS; i++) { // spans ending at 260 and 420 ms
+            q.completed((100 + 20L * i) * MS);
+        }
+        // 4,580 ms left; at 5 ms a request (not 20), 732 in front take 3,660 ms, under 0.8 * 4,580
+        // = 3,664 ms, and 733 take 3,665 ms: the oldest 267 are refused.
+        assertEquals(267, shedAll(q, 420 * MS));
+        assertEquals(733, q.size());
+    }
+
+    @Test
+    void oneSlowSpanAmongFastOnes_movesNothing() {
+        RequestQueue q = floodedAtZero();
+        q.completed(100 * MS); // opens a span
+        long t = 100 * MS;
+        for (long step : new long[]{MS * 5 / 2, 20 * MS, MS * 5 / 2}) { // spans of 2.5, 20 and 2.5 ms a request
+            for (int i = 0; i < RequestQueue.PACE_WINDOW_COMPLETIONS; i++) {
+                t += step;
+                q.completed(t);
+            }
+        }
+        assertEquals(300 * MS, t);
+        // The median is 2.5 ms, faster than the mean's 5 ms, which rules. At 310 ms, 4,690 ms
+        // left: 750 in front take 3,750 ms, under 0.8 * 4,690 = 3,752 ms, and 751 take 3,755 ms:
+        // the oldest 249 are refused (at the slow span's 20 ms: 812).
+        assertEquals(249, shedAll(q, 310 * MS));
+        assertEquals(751, q.size());
     }
 
     @Test
