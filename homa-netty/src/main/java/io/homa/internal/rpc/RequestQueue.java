@@ -29,7 +29,8 @@ import java.util.Arrays;
  * over the handlers that run at once, and the rate at which handlers really finished while the
  * queue stayed non-empty. The second is what a machine short of CPU (or an executor shared with
  * other work) manages, when threads wait to be scheduled between handlers. Every method takes the
- * time ({@link System#nanoTime()}) from its caller, so that tests drive it without a clock. Any thread; one lock, held for a few field updates.
+ * time ({@link System#nanoTime()}) from its caller, so that tests drive it without a clock. Any
+ * thread; one lock, held for a few field updates.
  *
  * <p>What to do with a request taken out is its {@link InboundRequest#queueVerdict}, decided under
  * the lock and acted on by the caller after it.
@@ -91,20 +92,21 @@ public final class RequestQueue {
     private volatile int mostRunning = 1;
     private long highWater;
     /** The span in which handlers' completions are being counted (see {@link #completed}). */
-    private boolean windowOpen;
     private long windowStart;
     private int windowCompletions;
-    /** Whether the queue emptied since the span began (its handlers may have waited for work). */
-    private boolean emptiedInWindow;
+    /** Whether the queue emptied since the span began (its handlers may have waited for work); a new queue has none. */
+    private boolean emptiedInWindow = true;
     /** The time between completions (ns) of the last {@link #PACE_SPANS} spans, and when each ended: a ring. */
     private final long[] spanPaces = new long[PACE_SPANS];
     private final long[] spanEnds = new long[PACE_SPANS];
+    /** Where the recent spans' paces are sorted (under the lock). */
+    private final long[] freshPaces = new long[PACE_SPANS];
     private int spans;
     private int nextSpan;
     /** The median of the recent spans (see {@link #completed}); 0 until {@link #PACE_SPANS_NEEDED} were measured. */
     private long measuredPace;
     private long measuredAt;
-    /** How long {@link #measuredPace} holds: {@link #PACE_MEMORY_NANOS}, or three of its longest span. */
+    /** How long {@link #measuredPace} holds: {@link #PACE_MEMORY_NANOS}, or three times the span that closed it. */
     private long measuredMemory;
     private final long[] delays = new long[DELAY_BUCKETS];
 
@@ -129,8 +131,7 @@ public final class RequestQueue {
             return false;
         }
         if (waiting.isEmpty()) {
-            lastEmpty = now;
-            emptiedInWindow = true;
+            emptied(now);
         }
         r.queuedAt = now;
         waiting.addLast(r);
@@ -150,8 +151,7 @@ public final class RequestQueue {
             return null;
         }
         if (waiting.isEmpty()) {
-            lastEmpty = now;
-            emptiedInWindow = true;
+            emptied(now);
         }
         r.queueVerdict = verdict(r, now, overloaded, 0);
         if (r.queueVerdict == RUN) {
@@ -182,8 +182,7 @@ public final class RequestQueue {
         }
         waiting.pollFirst();
         if (waiting.isEmpty()) {
-            lastEmpty = now;
-            emptiedInWindow = true;
+            emptied(now);
         }
         r.queueVerdict = v;
         return r;
@@ -237,8 +236,7 @@ public final class RequestQueue {
      * queue emptied is dropped: its handlers may have waited for work, which is not their pace.
      */
     public synchronized void completed(long now) {
-        if (!windowOpen || waiting.isEmpty() || emptiedInWindow) {
-            windowOpen = true;
+        if (waiting.isEmpty() || emptiedInWindow) {
             emptiedInWindow = false;
             windowStart = now;
             windowCompletions = 0;
@@ -252,7 +250,7 @@ public final class RequestQueue {
             nextSpan = (nextSpan + 1) % PACE_SPANS;
             spans = Math.min(spans + 1, PACE_SPANS);
             long memory = Math.max(PACE_MEMORY_NANOS, 3 * span);
-            long[] fresh = new long[spans];
+            long[] fresh = freshPaces;
             int n = 0;
             for (int i = 0; i < spans; i++) {
                 if (now - spanEnds[i] < memory) {
@@ -280,6 +278,12 @@ public final class RequestQueue {
         if (n > mostRunning) {
             mostRunning = n;
         }
+    }
+
+    /** The queue is empty at {@code now}: overload starts counting afresh, and the span in progress is not the handlers' pace. */
+    private void emptied(long now) {
+        lastEmpty = now;
+        emptiedInWindow = true;
     }
 
     /** Whether the queue has not been empty for an interval. */
