@@ -119,11 +119,19 @@ public final class HomaConfig {
     }
 
     /**
-     * Default of {@link #callerSpin()}: none. On this project's 2-core test machine a spin shorter
-     * than the round trip only burns CPU, and one that covers it (60 us) bought 0.85x the p50 for 1.55x
-     * the CPU per call (docs/benchmarks.md, "The latency floor").
+     * Default of {@link #callerSpin()} without busy polling: none. On this project's 2-core test
+     * machine a spin shorter than the round trip only burns CPU, and a caller that sleeps on the
+     * socket itself ({@link #callerReads()}) already saves the loop's wake-up and its own unpark
+     * (docs/benchmarks.md, "The latency floor").
      */
     public static final Duration DEFAULT_CALLER_SPIN = Duration.ZERO;
+    /**
+     * Default of {@link #callerSpin()} with {@link Builder#busyPoll(boolean) busy polling}: 1 ms.
+     * A busy-polling socket has cores to spend; a waiting caller that spins on the socket (while
+     * its loop sleeps) answers sooner and costs less CPU per call than one woken by the spinning
+     * loop (docs/benchmarks.md, "The latency floor").
+     */
+    public static final Duration DEFAULT_BUSY_POLL_CALLER_SPIN = Duration.ofMillis(1);
     // After the defaults above: building DEFAULTS reads them.
     private static final HomaConfig DEFAULTS = builder().build();
 
@@ -150,6 +158,7 @@ public final class HomaConfig {
     private final boolean busyPoll;
     private final boolean callerSends;
     private final Duration callerSpin;
+    private final boolean callerReads;
     private final boolean nativeTransport;
     private final IoTransport ioTransport;
     private final int receiveBufferBytes;
@@ -186,6 +195,7 @@ public final class HomaConfig {
         this.busyPoll = b.busyPoll;
         this.callerSends = b.callerSends;
         this.callerSpin = b.callerSpin;
+        this.callerReads = b.callerReads;
         this.nativeTransport = b.nativeTransport;
         this.ioTransport = b.ioTransport;
         this.receiveBufferBytes = b.receiveBufferBytes;
@@ -245,6 +255,7 @@ public final class HomaConfig {
         b.busyPoll = busyPoll;
         b.callerSends = callerSends;
         b.callerSpin = callerSpin;
+        b.callerReads = callerReads;
         b.nativeTransport = nativeTransport;
         b.ioTransport = ioTransport;
         b.receiveBufferBytes = receiveBufferBytes;
@@ -371,7 +382,15 @@ public final class HomaConfig {
     public boolean callerSends() { return callerSends; }
 
     /** How long a thread waiting for a call's future reads the socket itself (see {@link Builder#callerSpin(Duration)}). */
-    public Duration callerSpin() { return callerSpin; }
+    public Duration callerSpin() {
+        return callerSpin != null ? callerSpin : busyPoll ? DEFAULT_BUSY_POLL_CALLER_SPIN : DEFAULT_CALLER_SPIN;
+    }
+
+    /**
+     * Whether a thread blocked on a call's future waits for the response on the socket itself, in
+     * the event loop's stead (default true; see {@link Builder#callerReads(boolean)}).
+     */
+    public boolean callerReads() { return callerReads; }
 
     /** Whether a native transport (epoll, io_uring) is used when available (default true); false forces NIO. */
     public boolean nativeTransport() { return nativeTransport; }
@@ -429,7 +448,7 @@ public final class HomaConfig {
                 + ", maxCallsPerServer=" + maxCallsPerServer + ", maxQueuedRequests=" + maxQueuedRequests
                 + ", queue(target=" + queueTarget + ", interval=" + queueInterval + ")" + ", inline=" + inlineExecution + ", prioritySockets=" + prioritySockets
                 + ", tos=" + Arrays.toString(tosByLevel) + ", receiveBatch=" + receiveBatch
-                + ", gso=" + gso + ", gro=" + gro + ", busyPoll=" + busyPoll + ", callerSends=" + callerSends + ", callerSpin=" + callerSpin() + ", native=" + nativeTransport
+                + ", gso=" + gso + ", gro=" + gro + ", busyPoll=" + busyPoll + ", callerSends=" + callerSends + ", callerSpin=" + callerSpin() + ", callerReads=" + callerReads + ", native=" + nativeTransport
                 + ", ioTransport=" + ioTransport
                 + (tcpFallback ? ", tcpFallback(probe=" + probeInterval + ", period=" + fallbackPeriod
                         + ", connections=" + tcpConnectionsPerPeer + ", idle=" + tcpIdleTimeout + ")" : "")
@@ -462,7 +481,9 @@ public final class HomaConfig {
         private boolean gro = true;
         private boolean busyPoll;
         private boolean callerSends = true;
-        private Duration callerSpin = DEFAULT_CALLER_SPIN;
+        /** Null: the default for the busy-polling choice ({@link HomaConfig#callerSpin()}). */
+        private Duration callerSpin;
+        private boolean callerReads = true;
         private boolean nativeTransport = true;
         private IoTransport ioTransport = IoTransport.AUTO;
         private int receiveBufferBytes = 4 << 20;
@@ -730,13 +751,12 @@ public final class HomaConfig {
         public Builder gro(boolean v) { this.gro = v; return this; }
 
         /**
-         * Event loops spin instead of sleeping: lowest latency, one busy core per loop (default
-         * false). With {@link #callerSpin(Duration)} too, a thread waiting for a call's future
-         * spins on the socket itself, and while one does the loop sleeps in its select (and stops
-         * reading): one spinning thread per side. Measured here that hand-over bought a lower p50
-         * for a far longer tail, so a waiting caller does not spin unless asked. Epoll and NIO
-         * only: ignored on io_uring, whose I/O handler takes no select strategy. See
-         * docs/tuning.md.
+         * Event loops spin instead of sleeping: lowest latency, a busy core per loop (default
+         * false). A thread waiting for a call's future then spins on the socket itself too
+         * ({@link #callerSpin(Duration)}, 1 ms by default with busy polling), reading its response,
+         * and while it does (and for a millisecond after, until its next call) its loop sleeps:
+         * one spinning thread per side, so a client and a server fit two cores. Epoll and NIO only:
+         * ignored on io_uring, whose I/O handler takes no select strategy. See docs/tuning.md.
          */
         public Builder busyPoll(boolean v) { this.busyPoll = v; return this; }
 
@@ -755,13 +775,13 @@ public final class HomaConfig {
 
         /**
          * How long a thread blocked in a call future's {@code get()} or {@code join()} reads the
-         * socket itself, spinning, before it parks (default {@link HomaConfig#DEFAULT_CALLER_SPIN}:
-         * zero, it parks at once). A response that arrives meanwhile is handled on that thread, so neither
-         * the event loop's wake-up nor the caller's unpark is on its way; each microsecond of spin
-         * is a microsecond of CPU, spent whether or not the response comes in time. Needs
-         * {@link #callerSends(boolean)} and a native transport (ignored on NIO); a caller on the
-         * event loop never spins. With the default executor the future still completes on an
-         * executor thread (the waiting thread only saves the loop's wake-up). See docs/tuning.md.
+         * socket itself, spinning, before it sleeps on the socket ({@link #callerReads(boolean)})
+         * or parks (default {@link HomaConfig#DEFAULT_CALLER_SPIN}, zero, or with busy polling
+         * {@link HomaConfig#DEFAULT_BUSY_POLL_CALLER_SPIN}, 1 ms). A response that arrives
+         * meanwhile is handled on that thread, so neither the event loop's wake-up nor the caller's
+         * unpark is on its way; each microsecond of spin is a microsecond of CPU, spent whether or
+         * not the response comes in time. Needs {@link #callerSends(boolean)} and a native
+         * transport (ignored on NIO); a caller on the event loop never spins. See docs/tuning.md.
          *
          * @throws HomaBadArgumentException if negative or longer than a second
          */
@@ -772,6 +792,25 @@ public final class HomaConfig {
             this.callerSpin = v;
             return this;
         }
+
+        /**
+         * Whether a thread blocked in a call future's {@code get()} or {@code join()} (after its
+         * {@link #callerSpin(Duration) spin}, if any) waits for the response on the socket itself,
+         * sleeping in the kernel in the event loop's stead, and handles it on its own thread
+         * (default true). The response then wakes that one thread, as a blocking TCP read does,
+         * where otherwise it wakes the loop, which wakes the caller: one wake-up and tens of
+         * microseconds saved per call on a loaded machine, at no CPU cost while it waits. The
+         * future then completes on the waiting thread (with the default executor too: never on
+         * the loop), and stages chained on it run there. One thread per event loop waits so at a
+         * time (others park as before), and it hands the socket back to the loop whenever
+         * something else needs it (a timer, a task, another call's work), so a busy socket loses
+         * nothing. Epoll with one event loop, without busy polling, the TCP fallback or mutual TLS
+         * (ignored otherwise), and on the module path only where Netty's epoll package is open to
+         * module {@code io.homa} ({@code --add-opens
+         * io.netty.transport.classes.epoll/io.netty.channel.epoll=io.homa}; without it callers
+         * park as before). See docs/netty.md, "Threads and hand-offs".
+         */
+        public Builder callerReads(boolean v) { this.callerReads = v; return this; }
 
         /** Use a native transport (epoll, io_uring) when available (default true); false forces NIO. */
         public Builder nativeTransport(boolean v) { this.nativeTransport = v; return this; }

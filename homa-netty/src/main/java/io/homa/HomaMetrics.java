@@ -170,8 +170,9 @@ public final class HomaMetrics {
         /** Datagrams those threads sent themselves, by a system call on the socket (not through the loop). */
         CALLER_DATAGRAMS,
         /**
-         * Looks at the socket by a thread waiting for its response ({@link HomaConfig#callerSpin()})
-         * that found datagrams and handled them itself: wake-ups of the loop saved.
+         * Looks at the socket by a thread waiting for its response ({@link HomaConfig#callerSpin()},
+         * {@link HomaConfig#callerReads()}) that found datagrams and handled them itself: wake-ups of
+         * the loop saved.
          */
         CALLER_READS,
         /** Secured sockets ({@code HomaConfig.Builder.security}): datagrams sealed (encrypted and tagged) before they left. */
@@ -216,7 +217,13 @@ public final class HomaMetrics {
          * were under way (new connections wait in the kernel's backlog until one ends; each ends
          * within 10 s), which bounds what unverified connections can cost.
          */
-        TLS_ACCEPTS_PAUSED
+        TLS_ACCEPTS_PAUSED,
+        /**
+         * Calls whose future completed on the thread that waited for it, which had read the
+         * response itself ({@link HomaConfig#callerReads()}): with the socket's executor, each is
+         * an executor hand-off and an unpark saved ({@link #EXECUTOR_HANDOFFS} counts the others).
+         */
+        CALLER_COMPLETIONS
     }
 
     private final long[] counters;

@@ -80,7 +80,7 @@ final class NettyHomaSocket implements HomaSocket, CallObserver {
         }
         return new ShellConfig(c.engineConfig(), c.bindAddress(), c.eventLoops(), c.requestTimeout(),
                 c.maxCallsPerServer(), c.maxQueuedRequests(), c.queueTarget(), c.queueInterval(), c.executor(), c.executorThreads(), c.inlineExecution(),
-                c.prioritySockets(), tos, c.receiveBatch(), c.gso(), c.gro(), c.busyPoll(), c.callerSends(), c.callerSpin(), c.nativeTransport(),
+                c.prioritySockets(), tos, c.receiveBatch(), c.gso(), c.gro(), c.busyPoll(), c.callerSends(), c.callerSpin(), c.callerReads(), c.nativeTransport(),
                 c.ioTransport().name(), c.receiveBufferBytes(), c.sendBufferBytes(), c.tcpFallback(),
                 c.probeInterval(), c.fallbackPeriod(), c.tcpConnectionsPerPeer(), c.tcpIdleTimeout(), c.faultSeed(),
                 c.dataFaults(), c.controlFaults(), Errors::create,

@@ -27,9 +27,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * The MTU follows the interface (65,535 on loopback, as HomaConfig does by default); the system
  * property {@code homa.bench.mtu} (e.g. 1500) overrides it, {@code homa.bench.maxIncoming} sets the
  * receiver's grant budget, {@code homa.bench.receiveBatch} the datagrams per receive batch;
- * {@code homa.bench.busyPoll=true} makes the event loops spin; {@code homa.bench.callerSpinMicros}
- * and {@code homa.bench.callerSends} set {@link HomaConfig#callerSpin()} and
- * {@link HomaConfig#callerSends()}; {@code homa.bench.maxNicQueueMicros},
+ * {@code homa.bench.busyPoll=true} makes the event loops spin; {@code homa.bench.callerSpinMicros},
+ * {@code homa.bench.callerSends} and {@code homa.bench.callerReads} set {@link HomaConfig#callerSpin()},
+ * {@link HomaConfig#callerSends()} and {@link HomaConfig#callerReads()}; {@code homa.bench.maxNicQueueMicros},
  * {@code homa.bench.grantBatchSegments} and {@code homa.bench.pacer=false} set the pacer's queue,
  * the grant batch and the pacer itself (for experiments; with {@code --path veth} pass them in
  * {@code JAVA_TOOL_OPTIONS}, which the JVMs in the namespaces inherit).
@@ -164,6 +164,10 @@ public final class HomaTransport implements Transport {
         String callerSends = System.getProperty("homa.bench.callerSends");
         if (callerSends != null) {
             b.callerSends(Boolean.parseBoolean(callerSends));
+        }
+        String callerReads = System.getProperty("homa.bench.callerReads");
+        if (callerReads != null) {
+            b.callerReads(Boolean.parseBoolean(callerReads));
         }
         // homa.bench.zeroCopySend=true|false overrides HomaConfig.zeroCopySend (docs/benchmarks.md).
         String zeroCopySend = System.getProperty("homa.bench.zeroCopySend");

@@ -26,7 +26,7 @@ public record ShellConfig(EngineConfig engine, InetSocketAddress bindAddress, in
                           int maxCallsPerServer, int maxQueuedRequests, Duration queueTarget, Duration queueInterval,
                           Executor executor, int executorThreads,
                           boolean inlineExecution, boolean prioritySockets, int[] tosByLevel, int receiveBatch,
-                          boolean gso, boolean gro, boolean busyPoll, boolean callerSends, Duration callerSpin, boolean nativeTransport, String ioTransport,
+                          boolean gso, boolean gro, boolean busyPoll, boolean callerSends, Duration callerSpin, boolean callerReads, boolean nativeTransport, String ioTransport,
                           int receiveBufferBytes, int sendBufferBytes, boolean tcpFallback, Duration probeInterval,
                           Duration fallbackPeriod, int tcpConnectionsPerPeer, Duration tcpIdleTimeout, long faultSeed,
                           FaultModel dataFaults, FaultModel controlFaults, Failure.Factory failures,

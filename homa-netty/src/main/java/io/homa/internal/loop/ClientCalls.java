@@ -42,7 +42,13 @@ final class ClientCalls implements ClientCall.Runner {
     /** A thread waits for {@code c}'s future (any thread): it may read its response itself for a while. */
     @Override
     public void awaiting(ClientCall<?> c, long timeoutNanos) {
-        l.pollUntil(c.future, timeoutNanos);
+        l.awaiting(c, timeoutNanos);
+    }
+
+    /** {@code c}'s future completed while a thread waited for it (any thread). */
+    @Override
+    public void finished(ClientCall<?> c) {
+        l.finished(c);
     }
 
     /** The caller cancelled {@code c}'s future (any thread): abort its RPC. */
@@ -241,7 +247,7 @@ final class ClientCalls implements ClientCall.Runner {
         l.count(ShellCounter.CALLS_FAILED);
         callEnded(c, -1);
         if (l.socket.forget(c)) {
-            l.dispatcher.execute(() -> c.fail(ex));
+            l.dispatcher.fail(c, ex);
         }
     }
 

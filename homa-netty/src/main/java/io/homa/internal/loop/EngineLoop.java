@@ -16,8 +16,11 @@ import io.homa.core.wire.WireFormat;
 import io.homa.internal.observe.JfrEvents;
 import io.homa.internal.observe.MetricsSnapshot;
 import io.homa.internal.observe.ShellCounter;
+import io.homa.internal.rpc.ClientCall;
 import io.homa.internal.rpc.DeadlineQueue;
 import io.homa.internal.rpc.Dispatcher;
+import io.homa.internal.transport.ReadTakeover;
+import io.homa.internal.transport.WaiterEpoll;
 import io.homa.internal.udp.DatagramOpener;
 import io.homa.internal.udp.DatagramWriter;
 import io.homa.internal.udp.DirectReader;
@@ -89,6 +92,15 @@ final class EngineLoop {
     /** Datagrams a waiting caller reads from one socket per look; the loop reads whatever it leaves. */
     private static final int POLL_BATCH = 16;
     /**
+     * Longest sleep of a waiting caller on the sockets before it looks at its future again: a
+     * bound on what a missed kick could cost, not a period anyone should meet ({@link #finished}).
+     */
+    private static final int WAIT_MILLIS = 20;
+    /** How long a busy-polling loop keeps sleeping after a caller that read the sockets stopped spinning. */
+    private static final long RECENT_SPIN_NANOS = 1_000_000;
+    /** Servers whose socket {@link #socketOfPeer} remembers, at most (then it starts over). */
+    private static final int MAX_PEERS_REMEMBERED = 4096;
+    /**
      * A caller runs its own turn only while the engine has fewer live RPCs than this: an idle
      * socket (the latency case: one call at a time, or one reply). Under load the loop is at work
      * anyway, and a command queued for it joins its batch (one drain, one flush, one sendmmsg for
@@ -117,8 +129,30 @@ final class EngineLoop {
     /** Host SRPT: the order in which received datagrams reach the engine. */
     private final ReceiveDrain receiveDrain;
     private DatagramWriter writer;
-    /** A waiting caller's reads of this loop's sockets (see {@link #pollUntil}); null when off. */
+    /** A waiting caller's reads of this loop's sockets (see {@link #awaiting}); null when off. */
     private DirectReader reader;
+    /** Where a waiting caller sleeps on this loop's sockets itself (callerReads); null when it does not. */
+    private WaiterEpoll waiterEpoll;
+    /** Takes the sockets' data from the loop's own epoll instance while a caller waits on them. */
+    private ReadTakeover takeover;
+    /** The descriptors of {@link #channels}, in order (for {@link #waiterEpoll}'s events). */
+    private int[] socketFds = new int[0];
+    /** Each socket's descriptor alone (what a waiter takes over when it knows where its response comes). */
+    private int[][] socketFd = new int[0][];
+    /**
+     * On which socket each server's datagrams arrived last (index into {@link #socketFds}): with
+     * priority sockets the port has several, and the kernel spreads peers over them by address,
+     * so a waiter takes over only the one its response will come to (two system calls rather than
+     * two per socket). Written under the engine lock by waiters that read; bounded.
+     */
+    private final java.util.concurrent.ConcurrentHashMap<InetSocketAddress, Integer> socketOfPeer =
+            new java.util.concurrent.ConcurrentHashMap<>();
+    /** The call whose thread waits on the sockets now, or null. */
+    private volatile ClientCall<?> waiter;
+    /** When a caller that read the sockets last stopped spinning on them ({@link System#nanoTime()}). */
+    private volatile long lastSpinEnded = System.nanoTime() - RECENT_SPIN_NANOS;
+    /** Whether that thread sleeps in {@link #waiterEpoll} now (or is about to: its future was not done). */
+    private volatile boolean waiterAsleep;
     /** How long a caller waiting for its response reads the sockets itself before it parks. */
     private long callerSpinNanos;
     /** Busy polling: the loop stopped reading its sockets while callers spin on them (written on the loop). */
@@ -174,7 +208,7 @@ final class EngineLoop {
      * opening thread before they start reading (which then happens on the loop, after this).
      */
     void attach(Channel[] byLevel, boolean gso, FaultInjector faults, EngineLoop[] siblings, boolean callerSends,
-                long callerSpinNanos, int readBytes) {
+                long callerSpinNanos, ReadTakeover takeover, int readBytes) {
         for (Channel ch : byLevel) {
             if (!channels.contains(ch)) {
                 channels.add(ch);
@@ -198,9 +232,19 @@ final class EngineLoop {
             }
         }
         this.callerTurns = callerSends && faults == null && writer.sendsDirectly();
-        if (callerTurns && callerSpinNanos > 0) {
+        if (callerTurns && (callerSpinNanos > 0 || takeover != null)) {
             this.reader = DirectReader.of(channels, readBytes);
             this.callerSpinNanos = callerSpinNanos;
+            if (takeover != null && reader != null) {
+                this.socketFds = new int[channels.size()];
+                this.socketFd = new int[channels.size()][];
+                for (int i = 0; i < socketFds.length; i++) {
+                    socketFds[i] = ((io.netty.channel.unix.UnixChannel) channels.get(i)).fd().intValue();
+                    socketFd[i] = new int[] {socketFds[i]};
+                }
+                this.waiterEpoll = WaiterEpoll.watching(socketFds);
+                this.takeover = waiterEpoll == null ? null : takeover;
+            }
         }
         // The channels are bound (so any earlier process on this port is gone) and read nothing yet:
         // the engine's incarnation starts now. Reads start after this, on the loop, which sees it.
@@ -302,20 +346,39 @@ final class EngineLoop {
     }
 
     /**
-     * A caller waits for {@code done} (its call's future): for up to the configured caller spin
-     * (and not longer than {@code timeoutNanos}) it reads this loop's sockets itself and, when a datagram
-     * came, runs the turn that handles it, so that its response needs no wake-up of the loop (whose
-     * epoll wait then finds nothing left) and its completion no unpark. Returns when {@code done}
-     * completed or the spin is over (the caller then parks as usual). Any thread but the loop's.
+     * A caller waits for {@code c}'s future, for at most {@code timeoutNanos} here (any thread but
+     * the loop's; it parks as usual afterwards if the future is not done). Where callers read
+     * ({@link #waiterEpoll}) and the engine is idle, it becomes the sockets' reader for the wait
+     * ({@link #readWhileWaiting}): it spins on them for up to the configured caller spin, then
+     * sleeps on them. Elsewhere (io_uring, several loops) it only spins, if configured, as the
+     * loop reads too ({@link #spinOn}). Either way a response that comes meanwhile is handled in
+     * this thread's own turn, so that neither the loop's wake-up nor the caller's unpark is on its
+     * way, and the future completes on this thread ({@link io.homa.internal.rpc.Dispatcher#succeed}).
      */
-    void pollUntil(Future<?> done, long timeoutNanos) {
-        if (reader == null || loop.inEventLoop() || engineLock.isHeldByCurrentThread()) {
+    void awaiting(ClientCall<?> c, long timeoutNanos) {
+        if (reader == null || loop.inEventLoop() || engineLock.isHeldByCurrentThread() || closed) {
             return;
         }
-        long until = System.nanoTime() + Math.min(callerSpinNanos, timeoutNanos);
+        long start = System.nanoTime();
+        c.waiting(true);
+        try {
+            if (waiterEpoll != null) {
+                readWhileWaiting(c, start, timeoutNanos);
+            } else if (callerSpinNanos > 0) {
+                spinOn(c, Math.min(callerSpinNanos, timeoutNanos));
+            }
+        } finally {
+            c.waiting(false);
+        }
+        c.completeDeferred(); // a response handled in a turn whose completion was left to this thread
+    }
+
+    /** Spins for up to {@code spinNanos}, reading the sockets beside the loop ({@link #awaiting}). */
+    private void spinOn(ClientCall<?> c, long spinNanos) {
+        long until = System.nanoTime() + spinNanos;
         socket.callersSpinning.incrementAndGet(); // a busy-polling loop sleeps meanwhile
         try {
-            while (!done.isDone() && !closed && System.nanoTime() - until < 0) {
+            while (!c.future.isDone() && !closed && System.nanoTime() - until < 0) {
                 if (engineLock.tryLock()) {
                     try {
                         if (!closed) {
@@ -325,6 +388,7 @@ final class EngineLoop {
                         engineLock.unlock();
                     }
                 }
+                c.completeDeferred();
                 Thread.onSpinWait();
             }
         } finally {
@@ -341,16 +405,156 @@ final class EngineLoop {
     }
 
     /**
+     * The caller becomes the reader of the sockets until {@code c}'s future is done: the loop's
+     * own epoll instance leaves their data to it meanwhile ({@link ReadTakeover}), so a datagram
+     * wakes this thread alone (the loop keeps its timers and tasks, and gets the sockets back,
+     * with whatever waits on them, when this thread stops). It spins for up to the caller spin
+     * (a busy-polling loop sleeps meanwhile: one spinning thread per side), then sleeps on the
+     * sockets; each batch of datagrams is read and handled in a turn of its own. Returns at once
+     * if another thread reads already (that one reads for both: this one's future is completed
+     * and it is unparked as usual) or the engine is busy (the loop's batched reads serve every
+     * call better than one caller's), and when the engine gets busy while it reads.
+     */
+    private void readWhileWaiting(ClientCall<?> c, long start, long timeoutNanos) {
+        if (!idle() || !waiterEpoll.enter()) {
+            return;
+        }
+        try {
+            waiter = c; // before the look at the future: its completer looks at this after completing
+            Integer known = socketOfPeer.get(c.server);
+            int[] taken = known == null ? socketFds : socketFd[known];
+            takeover.take(taken, true);
+            try {
+                long spin = Math.min(callerSpinNanos, timeoutNanos);
+                if (spin > 0) {
+                    socket.callersSpinning.incrementAndGet(); // a busy-polling loop sleeps meanwhile
+                    try {
+                        while (!c.future.isDone() && !closed && System.nanoTime() - start < spin) {
+                            if (!readReady(c, waiterEpoll.await(0))) {
+                                return;
+                            }
+                        }
+                    } finally {
+                        lastSpinEnded = System.nanoTime();
+                        socket.callersSpinning.decrementAndGet();
+                    }
+                }
+                while (!c.future.isDone() && !closed && !waiterEpoll.closing()) {
+                    long left = timeoutNanos - (System.nanoTime() - start);
+                    if (left <= 0) {
+                        return;
+                    }
+                    int n = 0;
+                    waiterAsleep = true; // before the look at the future: see finished()
+                    if (!c.future.isDone()) {
+                        n = waiterEpoll.await((int) Math.min(WAIT_MILLIS, (left + 999_999) / 1_000_000));
+                    }
+                    waiterAsleep = false;
+                    if (!readReady(c, n)) {
+                        return;
+                    }
+                }
+            } finally {
+                takeover.take(taken, false);
+            }
+        } finally {
+            waiter = null;
+            waiterEpoll.leave();
+        }
+    }
+
+    /**
+     * Reads the sockets that {@link #waiterEpoll}'s last wait found readable ({@code n} events),
+     * in a turn of this thread's. False when the caller should stop reading: waiting failed, or
+     * the engine got busy.
+     */
+    private boolean readReady(ClientCall<?> c, int n) {
+        if (n < 0) {
+            return false;
+        }
+        int readable = 0;
+        for (int i = 0; i < n; i++) {
+            int socket = socketOf(waiterEpoll.fd(i));
+            if (socket >= 0) {
+                readable |= 1 << socket;
+            }
+        }
+        if (readable == 0) {
+            return true;
+        }
+        boolean busy;
+        lock();
+        try {
+            if (!closed) {
+                readSockets(readable, c);
+            }
+            busy = liveRpcs() > CALLER_TURN_MAX_LIVE_RPCS;
+        } finally {
+            engineLock.unlock();
+        }
+        c.completeDeferred();
+        return !busy;
+    }
+
+    /**
+     * Whether the engine is idle enough for a caller to wait on the sockets (no more live RPCs
+     * than a caller's turn allows, counting its own): under load the loop is at work anyway, and
+     * its batched reads serve every call better than one caller's. False when the lock is taken.
+     */
+    private boolean idle() {
+        if (!engineLock.tryLock()) {
+            return false;
+        }
+        try {
+            return liveRpcs() <= CALLER_TURN_MAX_LIVE_RPCS;
+        } finally {
+            engineLock.unlock();
+        }
+    }
+
+    private int liveRpcs() {
+        return engine.liveClientRpcs() + engine.liveServerRpcs();
+    }
+
+    /** Which of this loop's sockets {@code fd} is (an index into {@link #socketFds}), or -1 (the kick). */
+    private int socketOf(int fd) {
+        for (int i = 0; i < socketFds.length; i++) {
+            if (socketFds[i] == fd) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * {@code c}'s future completed while a thread waited for it (any thread). If that thread sleeps
+     * on the sockets, it is kicked awake (an unpark cannot reach it there).
+     */
+    void finished(ClientCall<?> c) {
+        if (waiter == c && waiterAsleep && !c.waitedOnBy(Thread.currentThread())) {
+            waiterEpoll.kick();
+        }
+    }
+
+    /**
      * Busy polling, on the loop before its select: while a caller spins on the sockets (and reads
      * them itself), the loop stops reading them (no epoll interest, so an arriving datagram does
      * not wake it) and sleeps; it reads and spins again once the last caller stopped.
      */
     boolean yieldToSpinningCaller() {
+        if (waiterEpoll != null && !closed && System.nanoTime() - lastSpinEnded < RECENT_SPIN_NANOS) {
+            // A caller that read the sockets itself spun a moment ago and will be back with its
+            // next call: sleeping (a datagram, task or timer wakes the loop) leaves it the core.
+            return true;
+        }
         if (socket.callersSpinning.get() == 0 || closed) {
             if (readsPaused) {
                 resumeReadsOnLoop();
             }
             return false;
+        }
+        if (waiter != null) {
+            return true; // it took the sockets' data over: nothing to pause, and nothing to resume after
         }
         if (!readsPaused) {
             readsPaused = true; // before the second look at the count: the caller checks the two in the other order
@@ -377,8 +581,22 @@ final class EngineLoop {
 
     /** Reads what waits on each socket (a few datagrams each) into the engine and drains it. Under the lock. */
     private void pollSockets() {
+        readSockets(-1, null);
+    }
+
+    /**
+     * Reads what waits on each socket of {@code mask} (bit i: socket i), up to a few datagrams
+     * each (the rest stays readable: the sockets are level-triggered), into the engine, and drains
+     * it; it stops early once {@code until}'s call has ended (its waiter saves the read that would
+     * find the socket empty; what is left the loop reads once it has the sockets back). Under the
+     * lock.
+     */
+    private void readSockets(int mask, ClientCall<?> until) {
         boolean read = false;
         for (int i = 0; i < reader.sockets(); i++) {
+            if ((mask & (1 << i)) == 0) {
+                continue;
+            }
             for (int n = 0; n < POLL_BATCH; n++) {
                 DatagramPacket p = reader.read(i);
                 if (p == null) {
@@ -388,14 +606,34 @@ final class EngineLoop {
                     read = true;
                     count(ShellCounter.CALLER_READS);
                 }
+                if (mask != -1) {
+                    learnSocket(p.sender(), i);
+                }
                 if (opener != null && (p = opener.open(p)) == null) {
                     continue; // refused and counted
                 }
                 onDatagram(p);
+                if (until != null) {
+                    onReadComplete(); // a drain per datagram: a waiter reads few, and stops at its own
+                    if (until.ended()) {
+                        return;
+                    }
+                }
             }
         }
         if (read) {
             onReadComplete();
+        }
+    }
+
+    /** Remembers that {@code peer}'s datagrams arrive on socket {@code i} ({@link #socketOfPeer}). */
+    private void learnSocket(InetSocketAddress peer, int i) {
+        Integer known = socketOfPeer.get(peer);
+        if (known == null || known != i) {
+            if (socketOfPeer.size() >= MAX_PEERS_REMEMBERED) {
+                socketOfPeer.clear();
+            }
+            socketOfPeer.put(peer, i);
         }
     }
 
@@ -681,6 +919,9 @@ final class EngineLoop {
         }
         if (reader != null) {
             reader.close();
+        }
+        if (waiterEpoll != null) {
+            waiterEpoll.close(); // a waiter inside leaves (kicked) and closes it
         }
         for (Channel ch : channels) {
             ch.close();

@@ -166,6 +166,7 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
             FaultInjector faults = config.faultInjection()
                     ? new FaultInjector(config.faultSeed() * 31 + i, config.dataFaults(), config.controlFaults()) : null;
             loops[i].attach(channels[i], transport.gso, faults, loops, config.callerSends(), config.callerSpin().toNanos(),
+                    transport.readTakeover(loops[i].loop),
                     transport.gro ? GRO_DATAGRAM_BYTES
                             : config.engine().maxDatagram() + (config.secured() ? io.homa.core.psp.PspFormat.OVERHEAD : 0));
         }
@@ -477,6 +478,7 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
             m.shell[i] += tcpCounters.get(i);
         }
         m.shell[ShellCounter.EXECUTOR_HANDOFFS.ordinal()] += dispatcher.handoffs();
+        m.shell[ShellCounter.CALLER_COMPLETIONS.ordinal()] += dispatcher.callerCompletions();
         dispatcher.addQueueDelays(m.queueDelays);
         m.queuedRequests = dispatcher.queuedRequests();
         if (peers != null) {

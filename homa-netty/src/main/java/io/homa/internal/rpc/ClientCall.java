@@ -48,6 +48,14 @@ public final class ClientCall<T> implements Runnable, DeadlineQueue.Entry {
          */
         default void awaiting(ClientCall<?> c, long timeoutNanos) {
         }
+
+        /**
+         * {@code c}'s future completed (any thread, after the completion), while a thread was
+         * waiting for it ({@link #waitedOnBy}): the runner wakes that thread if it sleeps where
+         * the future's own wake-up cannot reach it.
+         */
+        default void finished(ClientCall<?> c) {
+        }
     }
 
     public final InetSocketAddress server;
@@ -83,6 +91,14 @@ public final class ClientCall<T> implements Runnable, DeadlineQueue.Entry {
     public ScheduledFuture<?> probe;
     /** TCP fallback: the server refused the TCP retry, having received the request over Homa. */
     public boolean fallbackRefused;
+    /**
+     * The thread that waits for the future and reads the response itself (HomaConfig.callerSpin,
+     * callerReads), or null: written by that thread alone, read by whoever completes the future.
+     */
+    private volatile Thread waiter;
+    /** The response (or failure) made in the waiter's own turn, for it to complete with after the turn; waiter only. */
+    private ReceivedMessage pendingResponse;
+    private RuntimeException pendingFailure;
     /** 1 once {@link #owner} was released; a field and an updater, not an object per call. */
     @SuppressWarnings("unused") // written through OWNER_RELEASED
     private volatile int ownerReleased;
@@ -116,6 +132,48 @@ public final class ClientCall<T> implements Runnable, DeadlineQueue.Entry {
     /** Completes the future exceptionally (with the API's exception for the failure). */
     public void fail(RuntimeException e) {
         future.completeExceptionally(e);
+    }
+
+    /** The calling thread starts ({@code true}) or stops waiting for the future, reading the response itself. */
+    public void waiting(boolean yes) {
+        waiter = yes ? Thread.currentThread() : null;
+    }
+
+    /** Whether {@code t} waits for the future and reads the response itself. */
+    public boolean waitedOnBy(Thread t) {
+        return waiter == t;
+    }
+
+    /**
+     * The waiter's own turn ended the call: it completes the future itself once the turn is over
+     * ({@link #completeDeferred}), so that stages chained on it never run under the engine lock
+     * and the completion needs no executor thread. Exactly one of the two is non-null.
+     */
+    public void deferCompletion(ReceivedMessage response, RuntimeException failure) {
+        pendingResponse = response;
+        pendingFailure = failure;
+    }
+
+    /**
+     * Whether the call has ended: its future is done, or its waiter has the completion to make
+     * ({@link #deferCompletion}). The waiter's, or under the engine lock after the engine's events
+     * were drained.
+     */
+    public boolean ended() {
+        return future.isDone() || pendingResponse != null || pendingFailure != null;
+    }
+
+    /** Completes the future with what {@link #deferCompletion} kept, if anything (the waiter, after its turn). */
+    public void completeDeferred() {
+        ReceivedMessage response = pendingResponse;
+        RuntimeException failure = pendingFailure;
+        pendingResponse = null;
+        pendingFailure = null;
+        if (response != null) {
+            succeed(response);
+        } else if (failure != null) {
+            fail(failure);
+        }
     }
 
     /**
@@ -214,8 +272,16 @@ public final class ClientCall<T> implements Runnable, DeadlineQueue.Entry {
         }
 
         @Override
+        public boolean complete(T value) {
+            boolean completed = super.complete(value);
+            onFinished();
+            return completed;
+        }
+
+        @Override
         public boolean cancel(boolean mayInterruptIfRunning) {
             boolean cancelled = super.cancel(mayInterruptIfRunning);
+            onFinished();
             onCancelled();
             return cancelled;
         }
@@ -223,10 +289,19 @@ public final class ClientCall<T> implements Runnable, DeadlineQueue.Entry {
         @Override
         public boolean completeExceptionally(Throwable ex) {
             boolean completed = super.completeExceptionally(ex);
+            onFinished();
             if (ex instanceof CancellationException) {
                 onCancelled();
             }
             return completed;
+        }
+
+        /** After the future completed: a thread waiting for it where an unpark cannot reach it is woken. */
+        private void onFinished() {
+            Runner l = loop;
+            if (l != null && waiter != null) {
+                l.finished(ClientCall.this);
+            }
         }
 
         private void onCancelled() {

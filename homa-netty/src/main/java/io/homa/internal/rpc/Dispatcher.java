@@ -41,6 +41,8 @@ public final class Dispatcher {
     private final boolean inline;
     /** Tasks handed to {@link #executor} (ShellCounter.EXECUTOR_HANDOFFS). */
     private final LongAdder handoffs = new LongAdder();
+    /** Calls completed on the thread that waited for them (ShellCounter.CALLER_COMPLETIONS). */
+    private final LongAdder callerCompletions = new LongAdder();
     /** Our own pool, which close() stops; null when the executor is the user's or inline. */
     private final ExecutorService ownPool;
     private final MarkingThreadFactory marker;
@@ -176,7 +178,12 @@ public final class Dispatcher {
         queue.addDelays(into);
     }
 
-    /** Completes a call with its response on the user-code executor (inline: here, with no task object). */
+    /**
+     * Completes a call with its response on the user-code executor (inline: here, with no task
+     * object); or, when this thread waits for the call and read the response itself, on this
+     * thread after its turn ({@link ClientCall#deferCompletion}): an application thread, never
+     * the loop, and no hand-off.
+     */
     public void succeed(ClientCall<?> c, ReceivedMessage response) {
         if (inline) {
             try {
@@ -184,8 +191,21 @@ public final class Dispatcher {
             } catch (Throwable t) {
                 log.warn("user code failed", t);
             }
+        } else if (c.waitedOnBy(Thread.currentThread())) {
+            callerCompletions.increment();
+            c.deferCompletion(response, null);
         } else {
             execute(() -> c.succeed(response));
+        }
+    }
+
+    /** Fails a call as {@link #succeed} completes one. */
+    public void fail(ClientCall<?> c, RuntimeException failure) {
+        if (!inline && c.waitedOnBy(Thread.currentThread())) {
+            callerCompletions.increment();
+            c.deferCompletion(null, failure);
+        } else {
+            execute(() -> c.fail(failure));
         }
     }
 
@@ -207,6 +227,11 @@ public final class Dispatcher {
         } catch (Throwable t) {
             log.warn("user code failed", t);
         }
+    }
+
+    /** Calls completed on their waiting thread instead of the executor so far ({@link #succeed}). */
+    public long callerCompletions() {
+        return callerCompletions.sum();
     }
 
     /** Tasks handed to the executor so far (none inline): each is one thread hand-off. */

@@ -37,6 +37,7 @@ import io.netty.channel.uring.IoUringIoHandlerConfig;
 import io.netty.channel.uring.IoUringServerSocketChannel;
 import io.netty.channel.uring.IoUringSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.ThreadAwareExecutor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,6 +49,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.function.BooleanSupplier;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadFactory;
@@ -75,6 +77,7 @@ public final class Transport {
     /** The fallbacks logged already: each distinct one once per process. */
     private static final Set<String> FALLBACK_LOGGED = ConcurrentHashMap.newKeySet();
     private static final AtomicBoolean BAD_PROPERTY_LOGGED = new AtomicBoolean();
+    private static final AtomicBoolean CALLER_READS_LOGGED = new AtomicBoolean();
 
     /** Netty's transports, by the name the socket reports. */
     public enum Kind {
@@ -134,6 +137,8 @@ public final class Transport {
     static final List<String> PREFERENCES = List.of("AUTO", "IO_URING", "EPOLL", "NIO");
 
     private final ShellConfig config;
+    /** The epoll loops whose reads a waiting caller may take over ({@link #callerReads}), by loop. */
+    private final Map<ThreadAwareExecutor, ReadTakeover> takeovers = ReadTakeover.newRegistry();
 
     public Transport(ShellConfig config) {
         this.config = config;
@@ -220,6 +225,28 @@ public final class Transport {
         return cause != null ? cause : new UnsupportedOperationException("no cause given");
     }
 
+    /**
+     * Whether a caller blocked on its call may wait for the response on the sockets of its event
+     * loop itself ({@code HomaConfig.callerReads}) in a socket of {@code loops} event loops: on
+     * epoll, with the caller's own sends, one loop (with several, a response may arrive at another
+     * loop's socket), no injected faults, and where
+     * reflection reaches Netty's epoll wait ({@link WaiterEpoll#UNAVAILABLE}, logged once).
+     */
+    public boolean callerReads(int loops) {
+        boolean wanted = epoll && config.callerReads() && config.callerSends() && loops == 1 && !config.faultInjection();
+        if (wanted && WaiterEpoll.UNAVAILABLE != null && CALLER_READS_LOGGED.compareAndSet(false, true)) {
+            log.info("Homa: a caller waiting for its response cannot read it itself here (callerReads), so the event"
+                    + " loop wakes it instead; on the module path, --add-opens"
+                    + " io.netty.transport.classes.epoll/io.netty.channel.epoll=io.homa allows it ({})", WaiterEpoll.UNAVAILABLE);
+        }
+        return wanted && WaiterEpoll.UNAVAILABLE == null;
+    }
+
+    /** The read take-over of {@code loop}'s sockets, or null where callers do not read ({@link #callerReads}). */
+    public ReadTakeover readTakeover(EventLoop loop) {
+        return takeovers.get(loop);
+    }
+
     public String name() {
         return kind.label;
     }
@@ -241,7 +268,10 @@ public final class Transport {
                         ? SelectStrategy.SELECT : selectNow.get()
                 : null;
         IoHandlerFactory factory = switch (kind) {
-            case EPOLL -> strategy == null ? EpollIoHandler.newFactory() : EpollIoHandler.newFactory(0, strategy);
+            case EPOLL -> {
+                IoHandlerFactory epoll = strategy == null ? EpollIoHandler.newFactory() : EpollIoHandler.newFactory(0, strategy);
+                yield callerReads(loops) ? ReadTakeover.factory(epoll, takeovers) : epoll;
+            }
             // No select strategy on io_uring: busy polling is off there.
             case IO_URING -> IoUringIoHandler.newFactory(new IoUringIoHandlerConfig().setRingSize(IO_URING_RING_SIZE));
             case NIO -> strategy == null ? NioIoHandler.newFactory()

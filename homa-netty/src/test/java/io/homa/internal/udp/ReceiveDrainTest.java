@@ -160,8 +160,10 @@ class ReceiveDrainTest {
 
     @Test
     void sockets_deferOnlyLongMessagesData() throws Exception {
+        // The client's loop must read the responses: a caller waiting in get() would read them
+        // itself (callerReads), in arrival order, with nothing else to put before them.
         try (HomaSocket server = HomaSocket.open(Loopback.config().build());
-             HomaSocket client = HomaSocket.open(Loopback.config().build())) {
+             HomaSocket client = HomaSocket.open(Loopback.config().callerReads(false).build())) {
             server.serve(r -> r.reply(r.toByteArray()));
             InetSocketAddress at = Loopback.addressOf(server);
             byte[] small = new byte[100];

@@ -1,0 +1,273 @@
+package io.homa;
+
+import org.junit.jupiter.api.Test;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Caller reads ({@code HomaConfig.callerReads}, on by default on epoll): a thread blocked in a
+ * call future's {@code get()} sleeps on the socket itself and handles its response on its own
+ * thread, while the loop leaves the socket's data to it. Whatever ends the call (its response, its
+ * deadline, a cancellation from another thread, the socket closing) wakes the waiter; a socket that
+ * also serves keeps serving while its caller waits; every future completes exactly once, and no
+ * two threads are ever in the engine at once. Runs on epoll, NIO and io_uring (pom executions),
+ * where the last two ignore the option (the loop wakes the caller, as before).
+ */
+class CallerReadsTest {
+    private static final int CALLS = 200;
+    private static final long WAIT_SECONDS = 30;
+
+    @Test
+    void aWaitingCallerReadsItsOwnResponse() throws Exception {
+        HomaConfig inline = Loopback.config().inlineExecution(true).build();
+        try (HomaSocket s = HomaSocket.open(inline); HomaSocket c = HomaSocket.open(inline)) {
+            s.serve(r -> r.reply(r.payload()));
+            InetSocketAddress to = Loopback.addressOf(s);
+            for (int i = 0; i < CALLS; i++) {
+                byte[] request = token(1, i);
+                assertArrayEquals(request, c.call(to, request).get(WAIT_SECONDS, TimeUnit.SECONDS));
+                byte[] joined = token(2, i);
+                assertArrayEquals(joined, c.call(to, joined).join());
+            }
+            Loopback.awaitIdle(c, s);
+            HomaMetrics m = c.metrics();
+            assertEquals(2L * CALLS, m.shell(HomaMetrics.Shell.CALLS_SUCCEEDED), m.toString());
+            expectReadsWhereEpoll(c);
+            expectGuarded(c, s);
+        }
+    }
+
+    /**
+     * With the socket's own executor, a call's future completes on the thread that waits for it
+     * when that thread read the response: stages chained on it run there, never on the event loop,
+     * and the executor is spared a hand-off.
+     */
+    @Test
+    void withTheDefaultExecutorTheFutureCompletesOnTheWaitingThread() throws Exception {
+        try (HomaSocket s = HomaSocket.open(Loopback.config().build()); HomaSocket c = HomaSocket.open(Loopback.config().build())) {
+            s.serve(r -> r.reply(r.toByteArray()));
+            InetSocketAddress to = Loopback.addressOf(s);
+            Set<String> stageThreads = ConcurrentHashMap.newKeySet();
+            int onCaller = 0;
+            for (int i = 0; i < CALLS; i++) {
+                byte[] request = token(3, i);
+                CompletableFuture<byte[]> f = c.call(to, request);
+                Thread[] ran = new Thread[1];
+                CompletableFuture<Void> stage = f.thenRun(() -> {
+                    ran[0] = Thread.currentThread();
+                    stageThreads.add(Thread.currentThread().getName());
+                });
+                assertArrayEquals(request, f.get(WAIT_SECONDS, TimeUnit.SECONDS));
+                stage.get(WAIT_SECONDS, TimeUnit.SECONDS);
+                if (ran[0] == Thread.currentThread()) {
+                    onCaller++;
+                }
+            }
+            for (String name : stageThreads) {
+                assertFalse(name.startsWith("homa-io-"), "a stage ran on the event loop: " + stageThreads);
+            }
+            HomaMetrics m = c.metrics();
+            if (readsHere(c)) {
+                assertTrue(onCaller > 0, "no future completed on its waiting thread: " + stageThreads + " " + m);
+                assertTrue(m.shell(HomaMetrics.Shell.CALLER_COMPLETIONS) > 0, "every completion went through the executor: " + m);
+                Loopback.await(Duration.ofSeconds(WAIT_SECONDS), () -> c.metrics().shell(HomaMetrics.Shell.EXECUTOR_HANDOFFS)
+                        + c.metrics().shell(HomaMetrics.Shell.CALLER_COMPLETIONS) >= CALLS, c::toString);
+                HomaMetrics after = c.metrics();
+                assertEquals(CALLS, after.shell(HomaMetrics.Shell.EXECUTOR_HANDOFFS) + after.shell(HomaMetrics.Shell.CALLER_COMPLETIONS),
+                        "each future completed once, on the executor or on its waiting thread: " + after);
+            }
+            expectGuarded(c, s);
+        }
+    }
+
+    /** Threads that each wait for their own calls at once: one of them reads for all, the others are woken as before. */
+    @Test
+    void manyThreadsWaitAtOnce() throws Exception {
+        int threads = 8;
+        try (HomaSocket s = HomaSocket.open(Loopback.config().build()); HomaSocket c = HomaSocket.open(Loopback.config().build())) {
+            s.serve(r -> r.reply(r.toByteArray()));
+            InetSocketAddress to = Loopback.addressOf(s);
+            List<Throwable> failures = new CopyOnWriteArrayList<>();
+            List<Thread> all = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int me = t;
+                Thread w = new Thread(() -> {
+                    try {
+                        for (int i = 0; i < CALLS; i++) {
+                            byte[] request = token(10 + me, i);
+                            assertArrayEquals(request, c.call(to, request).get(WAIT_SECONDS, TimeUnit.SECONDS));
+                        }
+                    } catch (Throwable e) {
+                        failures.add(e);
+                    }
+                }, "waiter-" + t);
+                all.add(w);
+                w.start();
+            }
+            for (Thread w : all) {
+                w.join(TimeUnit.SECONDS.toMillis(2 * WAIT_SECONDS));
+                assertFalse(w.isAlive(), w.getName() + " still waiting");
+            }
+            assertEquals(List.of(), failures);
+            Loopback.awaitIdle(c, s);
+            HomaMetrics m = c.metrics();
+            assertEquals((long) threads * CALLS, m.shell(HomaMetrics.Shell.CALLS_SUCCEEDED), m.toString());
+            assertEquals(0, m.shell(HomaMetrics.Shell.CALLS_FAILED), m.toString());
+            expectGuarded(c, s);
+        }
+    }
+
+    /** A waiter whose server never answers: its deadline ends the wait, with HomaTimeoutException. */
+    @Test
+    void theDeadlineWakesAWaiter() throws Exception {
+        try (HomaSocket s = HomaSocket.open(Loopback.config().build()); HomaSocket c = HomaSocket.open(Loopback.config().build())) {
+            s.serve(r -> { }); // never replies
+            CompletableFuture<byte[]> f = c.call(Loopback.addressOf(s), token(4, 0), Duration.ofMillis(200));
+            ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(WAIT_SECONDS, TimeUnit.SECONDS));
+            assertInstanceOf(HomaTimeoutException.class, e.getCause());
+            expectGuarded(c, s);
+        }
+    }
+
+    /** Another thread cancels the call a thread waits for: the waiter returns with the cancellation. */
+    @Test
+    void aCancellationWakesAWaiter() throws Exception {
+        try (HomaSocket s = HomaSocket.open(Loopback.config().build()); HomaSocket c = HomaSocket.open(Loopback.config().build())) {
+            CountDownLatch arrived = new CountDownLatch(1);
+            s.serve(r -> arrived.countDown()); // never replies
+            CompletableFuture<byte[]> f = c.call(Loopback.addressOf(s), token(5, 0));
+            CompletableFuture<Throwable> waited = new CompletableFuture<>();
+            Thread w = new Thread(() -> {
+                try {
+                    f.get(WAIT_SECONDS, TimeUnit.SECONDS);
+                    waited.complete(null);
+                } catch (Throwable t) {
+                    waited.complete(t);
+                }
+            }, "waiter");
+            w.start();
+            // The request reached the server, so the call is in flight (the waiter may or may not sleep yet).
+            assertTrue(arrived.await(WAIT_SECONDS, TimeUnit.SECONDS));
+            assertTrue(f.cancel(true));
+            assertInstanceOf(CancellationException.class, waited.get(WAIT_SECONDS, TimeUnit.SECONDS));
+            w.join();
+            expectGuarded(c, s);
+        }
+    }
+
+    /** The socket closes while a thread waits for a call on it: the waiter returns with HomaClosedException. */
+    @Test
+    void closingWakesAWaiter() throws Exception {
+        try (HomaSocket s = HomaSocket.open(Loopback.config().build())) {
+            HomaSocket c = HomaSocket.open(Loopback.config().build());
+            CountDownLatch arrived = new CountDownLatch(1);
+            s.serve(r -> arrived.countDown()); // never replies
+            CompletableFuture<byte[]> f = c.call(Loopback.addressOf(s), token(6, 0));
+            CompletableFuture<Throwable> waited = new CompletableFuture<>();
+            Thread w = new Thread(() -> {
+                try {
+                    f.get(WAIT_SECONDS, TimeUnit.SECONDS);
+                    waited.complete(null);
+                } catch (Throwable t) {
+                    waited.complete(t);
+                }
+            }, "waiter");
+            w.start();
+            assertTrue(arrived.await(WAIT_SECONDS, TimeUnit.SECONDS));
+            c.close();
+            Throwable t = waited.get(WAIT_SECONDS, TimeUnit.SECONDS);
+            assertInstanceOf(ExecutionException.class, t);
+            assertInstanceOf(HomaClosedException.class, t.getCause());
+            w.join();
+        }
+    }
+
+    /**
+     * A socket that serves too keeps serving while its caller waits: a calls b, whose handler first
+     * calls back a before it replies. The request for a arrives while a's caller waits on a's
+     * sockets, and is served.
+     */
+    @Test
+    void aSocketKeepsServingWhileItsCallerWaits() throws Exception {
+        try (HomaSocket a = HomaSocket.open(Loopback.config().build()); HomaSocket b = HomaSocket.open(Loopback.config().build())) {
+            InetSocketAddress toA = Loopback.addressOf(a);
+            a.serve(r -> r.reply(r.toByteArray()));
+            b.serve(r -> {
+                byte[] request = r.toByteArray();
+                try {
+                    r.reply(b.call(toA, request).get(WAIT_SECONDS, TimeUnit.SECONDS));
+                } catch (Exception e) {
+                    r.reply(new byte[0]); // a wrong echo: the caller's check fails
+                }
+            });
+            InetSocketAddress toB = Loopback.addressOf(b);
+            for (int i = 0; i < CALLS; i++) {
+                byte[] request = token(7, i);
+                assertArrayEquals(request, a.call(toB, request).get(WAIT_SECONDS, TimeUnit.SECONDS));
+            }
+            Loopback.awaitIdle(a, b);
+            assertEquals(CALLS, a.metrics().shell(HomaMetrics.Shell.REQUESTS_REPLIED), a.metrics().toString());
+            expectGuarded(a, b);
+        }
+    }
+
+    @Test
+    void withoutCallerReadsTheLoopReads() throws Exception {
+        HomaConfig off = Loopback.config().inlineExecution(true).callerReads(false).build();
+        try (HomaSocket s = HomaSocket.open(off); HomaSocket c = HomaSocket.open(off)) {
+            s.serve(r -> r.reply(r.payload()));
+            InetSocketAddress to = Loopback.addressOf(s);
+            for (int i = 0; i < CALLS; i++) {
+                byte[] request = token(8, i);
+                assertArrayEquals(request, c.call(to, request).get(WAIT_SECONDS, TimeUnit.SECONDS));
+            }
+            assertEquals(0, c.metrics().shell(HomaMetrics.Shell.CALLER_READS), c.metrics().toString());
+            assertFalse(off.callerReads());
+            assertTrue(HomaConfig.defaults().callerReads(), "on by default");
+            expectGuarded(c, s);
+        }
+    }
+
+    private static byte[] token(int who, int i) {
+        return ByteBuffer.allocate(100).putInt(who).putInt(i).array();
+    }
+
+    /** Whether callers read here: epoll only (NIO and io_uring ignore the option). */
+    private static boolean readsHere(HomaSocket s) {
+        return "epoll".equals(s.metrics().transport());
+    }
+
+    private static void expectReadsWhereEpoll(HomaSocket s) {
+        long reads = s.metrics().shell(HomaMetrics.Shell.CALLER_READS);
+        if (readsHere(s)) {
+            assertTrue(reads > 0, "no caller read its own response: " + s.metrics());
+        } else {
+            assertEquals(0, reads, "callerReads is for epoll alone: " + s.metrics());
+        }
+    }
+
+    private static void expectGuarded(HomaSocket... sockets) {
+        for (HomaSocket s : sockets) {
+            assertEquals(0, Loopback.shellOf(s).unguardedEntries(), s + ": engine entered without its lock");
+        }
+    }
+}
