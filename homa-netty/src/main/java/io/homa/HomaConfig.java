@@ -126,10 +126,11 @@ public final class HomaConfig {
      */
     public static final Duration DEFAULT_CALLER_SPIN = Duration.ZERO;
     /**
-     * Default of {@link #callerSpin()} with {@link Builder#busyPoll(boolean) busy polling}: 1 ms.
-     * A busy-polling socket has cores to spend; a waiting caller that spins on the socket (while
-     * its loop sleeps) answers sooner and costs less CPU per call than one woken by the spinning
-     * loop (docs/benchmarks.md, "The latency floor").
+     * Default of {@link #callerSpin()} with {@link Builder#busyPoll(boolean) busy polling} and one
+     * event loop: 1 ms. A busy-polling socket has cores to spend; a waiting caller that spins on
+     * the socket as its reader (while its loop sleeps) answers sooner and costs less CPU per call
+     * than one woken by the spinning loop (docs/benchmarks.md, "The latency floor"). With several
+     * loops a caller cannot be the reader, and its spin measured a far longer tail: none there.
      */
     public static final Duration DEFAULT_BUSY_POLL_CALLER_SPIN = Duration.ofMillis(1);
     // After the defaults above: building DEFAULTS reads them.
@@ -383,7 +384,7 @@ public final class HomaConfig {
 
     /** How long a thread waiting for a call's future reads the socket itself (see {@link Builder#callerSpin(Duration)}). */
     public Duration callerSpin() {
-        return callerSpin != null ? callerSpin : busyPoll ? DEFAULT_BUSY_POLL_CALLER_SPIN : DEFAULT_CALLER_SPIN;
+        return callerSpin != null ? callerSpin : busyPoll && eventLoops == 1 ? DEFAULT_BUSY_POLL_CALLER_SPIN : DEFAULT_CALLER_SPIN;
     }
 
     /**
@@ -753,7 +754,7 @@ public final class HomaConfig {
         /**
          * Event loops spin instead of sleeping: lowest latency, a busy core per loop (default
          * false). A thread waiting for a call's future then spins on the socket itself too
-         * ({@link #callerSpin(Duration)}, 1 ms by default with busy polling), reading its response,
+         * ({@link #callerSpin(Duration)}, 1 ms by default with busy polling and one event loop), reading its response,
          * and while it does (and for a millisecond after, until its next call) its loop sleeps:
          * one spinning thread per side, so a client and a server fit two cores. Epoll and NIO only:
          * ignored on io_uring, whose I/O handler takes no select strategy. See docs/tuning.md.
@@ -800,15 +801,15 @@ public final class HomaConfig {
          * (default true). The response then wakes that one thread, as a blocking TCP read does,
          * where otherwise it wakes the loop, which wakes the caller: one wake-up and tens of
          * microseconds saved per call on a loaded machine, at no CPU cost while it waits. The
-         * future then completes on the waiting thread (with the default executor too: never on
-         * the loop), and stages chained on it run there. One thread per event loop waits so at a
-         * time (others park as before), and it hands the socket back to the loop whenever
-         * something else needs it (a timer, a task, another call's work), so a busy socket loses
-         * nothing. Epoll with one event loop, without busy polling, the TCP fallback or mutual TLS
-         * (ignored otherwise), and on the module path only where Netty's epoll package is open to
+         * future then completes on the waiting thread once it stopped reading (with the default
+         * executor too: never on the loop), and stages chained on it run there. One thread per
+         * socket reads so at a time, and only while the socket is idle (its own call and at most
+         * one more in the engine); other waiters park as before, and a thread interrupted, or a
+         * virtual thread, parks too. Epoll with one event loop (ignored otherwise, and with
+         * injected faults), and on the module path only where Netty's epoll package is open to
          * module {@code io.homa} ({@code --add-opens
-         * io.netty.transport.classes.epoll/io.netty.channel.epoll=io.homa}; without it callers
-         * park as before). See docs/netty.md, "Threads and hand-offs".
+         * io.netty.transport.classes.epoll/io.netty.channel.epoll=io.homa}; without it the socket
+         * logs once and callers park as before). See docs/netty.md, "Threads and hand-offs".
          */
         public Builder callerReads(boolean v) { this.callerReads = v; return this; }
 

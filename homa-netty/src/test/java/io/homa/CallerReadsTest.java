@@ -230,6 +230,120 @@ class CallerReadsTest {
         }
     }
 
+    /**
+     * A future completed by a path that kicks nobody ({@code obtrudeValue} bypasses the call's
+     * own completion), for a call to a server that never answers: an untimed {@code join()} still
+     * returns (a reader looks at its future again every few milliseconds, and the RPC's own
+     * failure for silence kicks it at the latest).
+     */
+    @Test
+    void anObtrudedFutureEndsAnUntimedWait() throws Exception {
+        // A silent server (a UDP socket nobody reads): no datagram ever wakes the waiter.
+        try (java.net.DatagramSocket silent = new java.net.DatagramSocket(0, java.net.InetAddress.getLoopbackAddress());
+             HomaSocket c = HomaSocket.open(Loopback.config().build())) {
+            CompletableFuture<byte[]> f = c.call(new InetSocketAddress(silent.getLocalAddress(), silent.getLocalPort()),
+                    token(9, 0), Duration.ofSeconds(4 * WAIT_SECONDS));
+            CountDownLatch joining = new CountDownLatch(1);
+            CompletableFuture<byte[]> joined = CompletableFuture.supplyAsync(() -> {
+                joining.countDown();
+                return f.join();
+            }, runnable -> new Thread(runnable, "joiner").start());
+            assertTrue(joining.await(WAIT_SECONDS, TimeUnit.SECONDS));
+            byte[] value = {42};
+            f.obtrudeValue(value); // whether the joiner sleeps yet or not, it must see this
+            assertArrayEquals(value, joined.get(WAIT_SECONDS, TimeUnit.SECONDS));
+            f.cancel(true); // the RPC itself still runs: end it
+            expectGuarded(c);
+        }
+    }
+
+    /** Two threads wait for the same future: one reads, the other parks; both get the response, once. */
+    @Test
+    void twoThreadsWaitForOneFuture() throws Exception {
+        try (HomaSocket s = HomaSocket.open(Loopback.config().build()); HomaSocket c = HomaSocket.open(Loopback.config().build())) {
+            CountDownLatch release = new CountDownLatch(1);
+            CountDownLatch arrived = new CountDownLatch(1);
+            s.serve(r -> {
+                arrived.countDown();
+                try {
+                    release.await(WAIT_SECONDS, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                r.reply(r.toByteArray());
+            });
+            byte[] request = token(10, 0);
+            CompletableFuture<byte[]> f = c.call(Loopback.addressOf(s), request);
+            List<CompletableFuture<byte[]>> waiters = new ArrayList<>();
+            for (int t = 0; t < 2; t++) {
+                waiters.add(CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return f.get(WAIT_SECONDS, TimeUnit.SECONDS);
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                }, runnable -> new Thread(runnable, "waiter").start()));
+            }
+            assertTrue(arrived.await(WAIT_SECONDS, TimeUnit.SECONDS));
+            release.countDown();
+            for (CompletableFuture<byte[]> w : waiters) {
+                assertArrayEquals(request, w.get(WAIT_SECONDS, TimeUnit.SECONDS));
+            }
+            Loopback.awaitIdle(c, s);
+            assertEquals(1, c.metrics().shell(HomaMetrics.Shell.CALLS_SUCCEEDED), c.metrics().toString());
+            expectGuarded(c, s);
+        }
+    }
+
+    /**
+     * A stage chained on a call waits for another call of the same socket: it runs once the
+     * waiter gave the sockets back, so the second response is read (by the loop or by the stage's
+     * own wait) and the stage ends long before any deadline.
+     */
+    @Test
+    void aStageThatWaitsForAnotherCallIsServed() throws Exception {
+        try (HomaSocket s = HomaSocket.open(Loopback.config().build());
+             HomaSocket c = HomaSocket.open(Loopback.config().defaultDeadline(Duration.ofSeconds(WAIT_SECONDS)).build())) {
+            s.serve(r -> r.reply(r.toByteArray()));
+            InetSocketAddress to = Loopback.addressOf(s);
+            for (int i = 0; i < 20; i++) {
+                byte[] first = token(11, i);
+                byte[] second = token(12, i);
+                CompletableFuture<byte[]> f = c.call(to, first);
+                CompletableFuture<byte[]> chained = f.thenApply(r -> c.call(to, second).join());
+                assertArrayEquals(first, f.get(WAIT_SECONDS, TimeUnit.SECONDS));
+                assertArrayEquals(second, chained.get(WAIT_SECONDS, TimeUnit.SECONDS));
+            }
+            expectGuarded(c, s);
+        }
+    }
+
+    /** A waiter interrupted while it waits returns with InterruptedException, as get() promises. */
+    @Test
+    void anInterruptEndsTheWait() throws Exception {
+        try (HomaSocket s = HomaSocket.open(Loopback.config().build()); HomaSocket c = HomaSocket.open(Loopback.config().build())) {
+            CountDownLatch arrived = new CountDownLatch(1);
+            s.serve(r -> arrived.countDown()); // never replies
+            CompletableFuture<byte[]> f = c.call(Loopback.addressOf(s), token(13, 0));
+            CompletableFuture<Throwable> waited = new CompletableFuture<>();
+            Thread w = new Thread(() -> {
+                try {
+                    f.get();
+                    waited.complete(null);
+                } catch (Throwable t) {
+                    waited.complete(t);
+                }
+            }, "waiter");
+            w.start();
+            assertTrue(arrived.await(WAIT_SECONDS, TimeUnit.SECONDS));
+            w.interrupt();
+            assertInstanceOf(InterruptedException.class, waited.get(WAIT_SECONDS, TimeUnit.SECONDS));
+            w.join();
+            f.cancel(true);
+            expectGuarded(c, s);
+        }
+    }
+
     @Test
     void withoutCallerReadsTheLoopReads() throws Exception {
         HomaConfig off = Loopback.config().inlineExecution(true).callerReads(false).build();

@@ -96,6 +96,8 @@ final class EngineLoop {
      * bound on what a missed kick could cost, not a period anyone should meet ({@link #finished}).
      */
     private static final int WAIT_MILLIS = 20;
+    /** {@code Thread.isVirtual()} where the JDK has it (21 and later), else null. */
+    private static final java.lang.invoke.MethodHandle IS_VIRTUAL = isVirtualHandle();
     /** How long a busy-polling loop keeps sleeping after a caller that read the sockets stopped spinning. */
     private static final long RECENT_SPIN_NANOS = 1_000_000;
     /** Servers whose socket {@link #socketOfPeer} remembers, at most (then it starts over). */
@@ -356,11 +358,12 @@ final class EngineLoop {
      * way, and the future completes on this thread ({@link io.homa.internal.rpc.Dispatcher#succeed}).
      */
     void awaiting(ClientCall<?> c, long timeoutNanos) {
-        if (reader == null || loop.inEventLoop() || engineLock.isHeldByCurrentThread() || closed) {
-            return;
+        Thread me = Thread.currentThread();
+        if (reader == null || loop.inEventLoop() || engineLock.isHeldByCurrentThread() || closed
+                || me.isInterrupted() || isVirtual(me) || !c.claimWaiter()) {
+            return; // parks as usual (a virtual thread must not pin its carrier in a system call)
         }
         long start = System.nanoTime();
-        c.waiting(true);
         try {
             if (waiterEpoll != null) {
                 readWhileWaiting(c, start, timeoutNanos);
@@ -368,9 +371,11 @@ final class EngineLoop {
                 spinOn(c, Math.min(callerSpinNanos, timeoutNanos));
             }
         } finally {
-            c.waiting(false);
+            c.releaseWaiter();
+            // After the sockets were given back: stages chained on the future run here, and one
+            // that waits for another call of this socket must not find them still held.
+            c.completeDeferred();
         }
-        c.completeDeferred(); // a response handled in a turn whose completion was left to this thread
     }
 
     /** Spins for up to {@code spinNanos}, reading the sockets beside the loop ({@link #awaiting}). */
@@ -378,17 +383,16 @@ final class EngineLoop {
         long until = System.nanoTime() + spinNanos;
         socket.callersSpinning.incrementAndGet(); // a busy-polling loop sleeps meanwhile
         try {
-            while (!c.future.isDone() && !closed && System.nanoTime() - until < 0) {
+            while (!c.ended() && !closed && System.nanoTime() - until < 0 && !Thread.currentThread().isInterrupted()) {
                 if (engineLock.tryLock()) {
                     try {
                         if (!closed) {
-                            pollSockets();
+                            readSockets(-1, c);
                         }
                     } finally {
                         engineLock.unlock();
                     }
                 }
-                c.completeDeferred();
                 Thread.onSpinWait();
             }
         } finally {
@@ -419,45 +423,44 @@ final class EngineLoop {
         if (!idle() || !waiterEpoll.enter()) {
             return;
         }
+        Integer known = socketOfPeer.get(c.server);
+        int[] taken = known == null ? socketFds : socketFd[known];
         try {
             waiter = c; // before the look at the future: its completer looks at this after completing
-            Integer known = socketOfPeer.get(c.server);
-            int[] taken = known == null ? socketFds : socketFd[known];
             takeover.take(taken, true);
-            try {
-                long spin = Math.min(callerSpinNanos, timeoutNanos);
-                if (spin > 0) {
-                    socket.callersSpinning.incrementAndGet(); // a busy-polling loop sleeps meanwhile
-                    try {
-                        while (!c.future.isDone() && !closed && System.nanoTime() - start < spin) {
-                            if (!readReady(c, waiterEpoll.await(0))) {
-                                return;
-                            }
+            long spin = Math.min(callerSpinNanos, timeoutNanos);
+            if (spin > 0) {
+                socket.callersSpinning.incrementAndGet(); // a busy-polling loop sleeps meanwhile
+                try {
+                    while (!c.ended() && !closed && System.nanoTime() - start < spin && !Thread.currentThread().isInterrupted()) {
+                        if (!readReady(c, waiterEpoll.await(0))) {
+                            return;
                         }
-                    } finally {
-                        lastSpinEnded = System.nanoTime();
-                        socket.callersSpinning.decrementAndGet();
                     }
+                } finally {
+                    lastSpinEnded = System.nanoTime();
+                    socket.callersSpinning.decrementAndGet();
                 }
-                while (!c.future.isDone() && !closed && !waiterEpoll.closing()) {
-                    long left = timeoutNanos - (System.nanoTime() - start);
-                    if (left <= 0) {
-                        return;
-                    }
-                    int n = 0;
-                    waiterAsleep = true; // before the look at the future: see finished()
-                    if (!c.future.isDone()) {
-                        n = waiterEpoll.await((int) Math.min(WAIT_MILLIS, (left + 999_999) / 1_000_000));
-                    }
-                    waiterAsleep = false;
-                    if (!readReady(c, n)) {
-                        return;
-                    }
+            }
+            while (!c.ended() && !closed && !waiterEpoll.closing() && !Thread.currentThread().isInterrupted()) {
+                long left = timeoutNanos - (System.nanoTime() - start);
+                if (left <= 0) {
+                    return;
                 }
-            } finally {
-                takeover.take(taken, false);
+                // Never longer than WAIT_MILLIS (an untimed get() passes Long.MAX_VALUE: no rounding up of that).
+                int millis = left >= WAIT_MILLIS * 1_000_000L ? WAIT_MILLIS : (int) Math.max(1, (left + 999_999) / 1_000_000);
+                int n = 0;
+                waiterAsleep = true; // before the look at the future: see finished()
+                if (!c.future.isDone()) {
+                    n = waiterEpoll.await(millis);
+                }
+                waiterAsleep = false;
+                if (!readReady(c, n)) {
+                    return;
+                }
             }
         } finally {
+            takeover.take(taken, false);
             waiter = null;
             waiterEpoll.leave();
         }
@@ -482,18 +485,15 @@ final class EngineLoop {
         if (readable == 0) {
             return true;
         }
-        boolean busy;
         lock();
         try {
             if (!closed) {
                 readSockets(readable, c);
             }
-            busy = liveRpcs() > CALLER_TURN_MAX_LIVE_RPCS;
+            return liveRpcs() <= CALLER_TURN_MAX_LIVE_RPCS;
         } finally {
             engineLock.unlock();
         }
-        c.completeDeferred();
-        return !busy;
     }
 
     /**
@@ -509,6 +509,24 @@ final class EngineLoop {
             return liveRpcs() <= CALLER_TURN_MAX_LIVE_RPCS;
         } finally {
             engineLock.unlock();
+        }
+    }
+
+    private static java.lang.invoke.MethodHandle isVirtualHandle() {
+        try {
+            return java.lang.invoke.MethodHandles.publicLookup().findVirtual(Thread.class, "isVirtual",
+                    java.lang.invoke.MethodType.methodType(boolean.class));
+        } catch (ReflectiveOperationException e) {
+            return null; // JDK 17: no virtual threads
+        }
+    }
+
+    /** Whether {@code t} is a virtual thread, which must not block in a system call of ours (it would pin its carrier). */
+    private static boolean isVirtual(Thread t) {
+        try {
+            return IS_VIRTUAL != null && (boolean) IS_VIRTUAL.invokeExact(t);
+        } catch (Throwable e) {
+            return false;
         }
     }
 
@@ -542,19 +560,20 @@ final class EngineLoop {
      * not wake it) and sleeps; it reads and spins again once the last caller stopped.
      */
     boolean yieldToSpinningCaller() {
-        if (waiterEpoll != null && !closed && System.nanoTime() - lastSpinEnded < RECENT_SPIN_NANOS) {
-            // A caller that read the sockets itself spun a moment ago and will be back with its
-            // next call: sleeping (a datagram, task or timer wakes the loop) leaves it the core.
-            return true;
+        if (waiterEpoll != null) {
+            // A spinning caller reads as the sockets' reader (the loop's epoll instance leaves
+            // their data to it): nothing to pause. The loop sleeps while one spins, and for a
+            // moment after, until its next call: a datagram, a task or a timer wakes it.
+            if (readsPaused) {
+                resumeReadsOnLoop();
+            }
+            return !closed && (socket.callersSpinning.get() > 0 || System.nanoTime() - lastSpinEnded < RECENT_SPIN_NANOS);
         }
         if (socket.callersSpinning.get() == 0 || closed) {
             if (readsPaused) {
                 resumeReadsOnLoop();
             }
             return false;
-        }
-        if (waiter != null) {
-            return true; // it took the sockets' data over: nothing to pause, and nothing to resume after
         }
         if (!readsPaused) {
             readsPaused = true; // before the second look at the count: the caller checks the two in the other order
@@ -579,10 +598,6 @@ final class EngineLoop {
         }
     }
 
-    /** Reads what waits on each socket (a few datagrams each) into the engine and drains it. Under the lock. */
-    private void pollSockets() {
-        readSockets(-1, null);
-    }
 
     /**
      * Reads what waits on each socket of {@code mask} (bit i: socket i), up to a few datagrams

@@ -96,9 +96,11 @@ public final class ClientCall<T> implements Runnable, DeadlineQueue.Entry {
      * callerReads), or null: written by that thread alone, read by whoever completes the future.
      */
     private volatile Thread waiter;
-    /** The response (or failure) made in the waiter's own turn, for it to complete with after the turn; waiter only. */
+    /** The response (or failure) made in the waiter's own turn, for it to complete with after its wait; the waiter's alone. */
     private ReceivedMessage pendingResponse;
     private RuntimeException pendingFailure;
+    private static final java.util.concurrent.atomic.AtomicReferenceFieldUpdater<ClientCall, Thread> WAITER =
+            java.util.concurrent.atomic.AtomicReferenceFieldUpdater.newUpdater(ClientCall.class, Thread.class, "waiter");
     /** 1 once {@link #owner} was released; a field and an updater, not an object per call. */
     @SuppressWarnings("unused") // written through OWNER_RELEASED
     private volatile int ownerReleased;
@@ -134,9 +136,17 @@ public final class ClientCall<T> implements Runnable, DeadlineQueue.Entry {
         future.completeExceptionally(e);
     }
 
-    /** The calling thread starts ({@code true}) or stops waiting for the future, reading the response itself. */
-    public void waiting(boolean yes) {
-        waiter = yes ? Thread.currentThread() : null;
+    /**
+     * The calling thread becomes the one that waits for the future reading the response itself
+     * (true), unless another thread is (false: this one parks as usual). Then {@link #releaseWaiter}.
+     */
+    public boolean claimWaiter() {
+        return WAITER.compareAndSet(this, null, Thread.currentThread());
+    }
+
+    /** The waiting thread stops reading (the one that claimed it). */
+    public void releaseWaiter() {
+        WAITER.compareAndSet(this, Thread.currentThread(), null);
     }
 
     /** Whether {@code t} waits for the future and reads the response itself. */
@@ -163,7 +173,7 @@ public final class ClientCall<T> implements Runnable, DeadlineQueue.Entry {
         return future.isDone() || pendingResponse != null || pendingFailure != null;
     }
 
-    /** Completes the future with what {@link #deferCompletion} kept, if anything (the waiter, after its turn). */
+    /** Completes the future with what {@link #deferCompletion} kept, if anything (the waiter, once it stopped reading). */
     public void completeDeferred() {
         ReceivedMessage response = pendingResponse;
         RuntimeException failure = pendingFailure;

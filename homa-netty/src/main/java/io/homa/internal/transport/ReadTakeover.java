@@ -12,6 +12,8 @@ import io.netty.channel.epoll.EpollIoOps;
 import io.netty.util.collection.IntObjectHashMap;
 import io.netty.util.collection.IntObjectMap;
 import io.netty.util.concurrent.ThreadAwareExecutor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -36,6 +38,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Internal use only (public for the shell's other packages; the module does not export it).
  */
 public final class ReadTakeover implements IoHandler {
+    private static final Logger log = LoggerFactory.getLogger(ReadTakeover.class);
     private final IoHandler delegate;
     /** The loop's registrations by file descriptor (registered and cancelled on the loop; read by takers under the lock). */
     private final IntObjectMap<Registration> byFd = new IntObjectHashMap<>();
@@ -80,7 +83,11 @@ public final class ReadTakeover implements IoHandler {
                 r = byFd.get(fd);
             }
             if (r != null) {
-                r.taken(take);
+                try {
+                    r.taken(take);
+                } catch (RuntimeException e) { // the channel closing meanwhile: the others still count
+                    log.debug("read interest of fd {} not {}", fd, take ? "taken" : "given back", e);
+                }
             }
         }
     }
