@@ -344,6 +344,43 @@ class CallerReadsTest {
         }
     }
 
+    /**
+     * Busy polling: a waiting caller spins as the sockets' reader and ticks the engine while its
+     * loop sleeps. The engine's timer must keep serving every RPC: a call to a server that never
+     * answers fails for silence (the engine's ticks) long before its deadline, both when its
+     * caller waits in get() (the reader ticks) and when nobody waits (the loop, woken by its
+     * watchdog, ticks again once readers stopped).
+     */
+    @Test
+    void busyPollingReadersKeepTheEnginesTimer() throws Exception {
+        HomaConfig busy = Loopback.config().inlineExecution(true).busyPoll(true).build();
+        try (java.net.DatagramSocket silent = new java.net.DatagramSocket(0, java.net.InetAddress.getLoopbackAddress());
+             HomaSocket s = HomaSocket.open(busy); HomaSocket c = HomaSocket.open(busy)) {
+            s.serve(r -> r.reply(r.payload()));
+            InetSocketAddress to = Loopback.addressOf(s);
+            InetSocketAddress nobody = new InetSocketAddress(silent.getLocalAddress(), silent.getLocalPort());
+            for (int i = 0; i < CALLS; i++) {
+                byte[] request = token(14, i);
+                assertArrayEquals(request, c.call(to, request).get(WAIT_SECONDS, TimeUnit.SECONDS));
+            }
+            Duration deadline = Duration.ofSeconds(4 * WAIT_SECONDS); // never the reason below
+            ExecutionException waited = assertThrows(ExecutionException.class,
+                    () -> c.call(nobody, token(15, 0), deadline).get(2 * WAIT_SECONDS, TimeUnit.SECONDS));
+            assertInstanceOf(HomaTimeoutException.class, waited.getCause());
+            assertTrue(waited.getCause().getMessage().contains("silent"), waited.getCause().getMessage());
+            CompletableFuture<Throwable> unwatched = new CompletableFuture<>();
+            c.call(nobody, token(15, 1), deadline).whenComplete((v, e) -> unwatched.complete(e));
+            Loopback.await(Duration.ofSeconds(2 * WAIT_SECONDS), unwatched::isDone, () -> "no tick failed the unwatched call: " + c.metrics());
+            Throwable e = unwatched.getNow(null);
+            assertInstanceOf(HomaTimeoutException.class, e);
+            assertTrue(e.getMessage().contains("silent"), e.getMessage());
+            if (readsHere(c)) {
+                assertTrue(c.metrics().shell(HomaMetrics.Shell.CALLER_READS) > 0, c.metrics().toString());
+            }
+            expectGuarded(c, s);
+        }
+    }
+
     @Test
     void withoutCallerReadsTheLoopReads() throws Exception {
         HomaConfig off = Loopback.config().inlineExecution(true).callerReads(false).build();

@@ -77,6 +77,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * Linux Homa {@code sendmsg} path: the caller's thread sends its own request. It is on where every channel is a native one (epoll, io_uring) and no faults
  * are injected ({@code HomaConfig.callerSends()}).
  *
+ * <p>The way back is the caller's too ({@code HomaConfig.callerReads}, {@link #awaiting}): a
+ * thread blocked on its call's future becomes, while the engine has nothing else live, the reader
+ * of this loop's sockets. The loop's epoll instance leaves their data to it ({@link ReadTakeover}),
+ * it sleeps on them with an epoll instance of its own ({@link WaiterEpoll}), and it handles what
+ * arrives in turns of its own, so the response wakes that thread and not the loop. Its future
+ * completes on it once it gave the sockets back. Whoever else ends the call kicks it awake
+ * ({@link #finished}).
+ *
  * <p>Buffers: every {@code ByteBuf} the user handed over is kept in {@link UserBuffers} until the
  * engine says it stopped reading it; {@link #closeOnLoop} releases the rest. Received payloads are
  * the engine's through {@link NettyPayloadMemory} (retained datagram slices, pooled chunks) until
@@ -100,6 +108,8 @@ final class EngineLoop {
     private static final java.lang.invoke.MethodHandle IS_VIRTUAL = isVirtualHandle();
     /** How long a busy-polling loop keeps sleeping after a caller that read the sockets stopped spinning. */
     private static final long RECENT_SPIN_NANOS = 1_000_000;
+    /** How often a loop whose readers tick the engine wakes to see whether they still come ({@link #startReaderTicks}). */
+    private static final long WATCHDOG_NANOS = 20_000_000;
     /** Servers whose socket {@link #socketOfPeer} remembers, at most (then it starts over). */
     private static final int MAX_PEERS_REMEMBERED = 4096;
     /**
@@ -157,6 +167,15 @@ final class EngineLoop {
             new java.util.concurrent.ConcurrentHashMap<>();
     /** The call whose thread waits on the sockets now, or null. */
     private volatile ClientCall<?> waiter;
+    /** Busy polling: spinning readers tick the engine instead of the loop's timer ({@link #startReaderTicks}). */
+    private volatile boolean readerTicks;
+    /** When the engine's timer is next due ({@link HomaEngine#nextDeadline()}, as the last drain left it). */
+    private volatile long tickDue = Long.MAX_VALUE;
+    private final Runnable startReaderTicks = this::startReaderTicks;
+    private final Runnable stopReaderTicks = this::stopReaderTicks;
+    private final Runnable watchdog = this::watchdogFired;
+    /** Whether the watchdog's task is scheduled (loop only): one chain of it at a time. */
+    private boolean watchdogArmed;
     /** When a caller that read the sockets last stopped spinning on them ({@link System#nanoTime()}). */
     private volatile long lastSpinEnded = System.nanoTime() - RECENT_SPIN_NANOS;
     /** Whether that thread sleeps in {@link #waiterEpoll} now (or is about to: its future was not done). */
@@ -442,6 +461,9 @@ final class EngineLoop {
                         if (!readReady(c, waiterEpoll.await(0))) {
                             return;
                         }
+                        if (readerTicks && System.nanoTime() - tickDue >= 0) {
+                            tickAsReader();
+                        }
                     }
                 } finally {
                     lastSpinEnded = System.nanoTime();
@@ -452,6 +474,14 @@ final class EngineLoop {
                 long left = timeoutNanos - (System.nanoTime() - start);
                 if (left <= 0) {
                     return;
+                }
+                if (readerTicks) { // the reader ticks the engine meanwhile: wake for it
+                    long untilTick = tickDue - System.nanoTime();
+                    if (untilTick <= 0) {
+                        tickAsReader();
+                        continue;
+                    }
+                    left = Math.min(left, untilTick);
                 }
                 // Never longer than WAIT_MILLIS (an untimed get() passes Long.MAX_VALUE: no rounding up of that).
                 int millis = left >= WAIT_MILLIS * 1_000_000L ? WAIT_MILLIS : (int) Math.max(1, (left + 999_999) / 1_000_000);
@@ -569,11 +599,15 @@ final class EngineLoop {
         if (waiterEpoll != null) {
             // A spinning caller reads as the sockets' reader (the loop's epoll instance leaves
             // their data to it): nothing to pause. The loop sleeps while one spins, and for a
-            // moment after, until its next call: a datagram, a task or a timer wakes it.
+            // moment after, until its next call: a datagram, a task or the watchdog wakes it.
             if (readsPaused) {
                 resumeReadsOnLoop();
             }
-            return !closed && (socket.callersSpinning.get() > 0 || System.nanoTime() - lastSpinEnded < RECENT_SPIN_NANOS);
+            boolean yield = !closed && (socket.callersSpinning.get() > 0 || System.nanoTime() - lastSpinEnded < RECENT_SPIN_NANOS);
+            if (yield != readerTicks) {
+                locked(yield ? startReaderTicks : stopReaderTicks);
+            }
+            return yield;
         }
         if (socket.callersSpinning.get() == 0 || closed) {
             if (readsPaused) {
@@ -592,6 +626,61 @@ final class EngineLoop {
             }
         }
         return true;
+    }
+
+    /**
+     * Busy polling with spinning readers (on the loop, under the lock): the engine's timer would
+     * wake the sleeping loop every tick (1 ms while calls are live), and on two cores its turn
+     * preempts one of the spinning threads, which was the tail of such calls. So the loop cancels
+     * it and the spinning reader ticks the engine instead ({@link #tickAsReader}); a watchdog
+     * every {@link #WATCHDOG_NANOS} wakes the loop to see whether readers still come (between
+     * their calls a tick may be that late).
+     */
+    private void startReaderTicks() {
+        if (closed) {
+            return;
+        }
+        readerTicks = true;
+        if (timer != null) {
+            timer.cancel(false);
+            timer = null;
+        }
+        timerDeadline = Long.MAX_VALUE;
+        tickDue = engine.nextDeadline();
+        if (!watchdogArmed) {
+            watchdogArmed = true;
+            loop.schedule(watchdog, WATCHDOG_NANOS, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /** The readers stopped (on the loop, under the lock): the loop's timer serves the engine again. */
+    private void stopReaderTicks() {
+        readerTicks = false;
+        if (!closed) {
+            armTimer();
+        }
+    }
+
+    /** The watchdog's task (on the loop): it woke the loop; it comes back while readers tick. */
+    private void watchdogFired() {
+        watchdogArmed = readerTicks && !closed;
+        if (watchdogArmed) {
+            loop.schedule(watchdog, WATCHDOG_NANOS, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /** A spinning reader's turn at the engine's timer, once it is due ({@link #startReaderTicks}). */
+    private void tickAsReader() {
+        lock();
+        try {
+            long now = System.nanoTime();
+            if (!closed && readerTicks && now - tickDue >= 0) {
+                engine.onTimer(now);
+                drain();
+            }
+        } finally {
+            engineLock.unlock();
+        }
     }
 
     private void resumeReadsOnLoop() {
@@ -898,8 +987,9 @@ final class EngineLoop {
 
     private void armTimer() {
         long deadline = engine.nextDeadline();
-        if (deadline == Long.MAX_VALUE || deadline >= timerDeadline) {
-            return;
+        tickDue = deadline;
+        if (readerTicks || deadline == Long.MAX_VALUE || deadline >= timerDeadline) {
+            return; // a spinning reader ticks the engine meanwhile (see yieldToSpinningCaller)
         }
         if (timer != null) {
             timer.cancel(false);
