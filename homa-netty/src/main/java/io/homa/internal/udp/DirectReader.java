@@ -64,10 +64,14 @@ public final class DirectReader {
         if (spare == null) {
             spare = alloc.directBuffer(datagramBytes, datagramBytes);
         }
-        ByteBuffer nio = spare.internalNioBuffer(0, datagramBytes);
         DatagramSocketAddress from;
         try {
-            from = sockets[i].recvFrom(nio, nio.position(), nio.limit());
+            if (spare.hasMemoryAddress()) { // the pooled direct buffer's address: no NIO view per read
+                from = sockets[i].recvFromAddress(spare.memoryAddress(), 0, datagramBytes);
+            } else {
+                ByteBuffer nio = spare.internalNioBuffer(0, datagramBytes);
+                from = sockets[i].recvFrom(nio, nio.position(), nio.limit());
+            }
         } catch (IOException e) {
             return null;
         }
