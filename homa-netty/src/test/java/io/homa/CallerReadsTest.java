@@ -155,21 +155,13 @@ class CallerReadsTest {
             CountDownLatch arrived = new CountDownLatch(1);
             s.serve(r -> arrived.countDown()); // never replies
             CompletableFuture<byte[]> f = c.call(Loopback.addressOf(s), token(5, 0));
-            CompletableFuture<Throwable> waited = new CompletableFuture<>();
-            Thread w = new Thread(() -> {
-                try {
-                    f.get(WAIT_SECONDS, TimeUnit.SECONDS);
-                    waited.complete(null);
-                } catch (Throwable t) {
-                    waited.complete(t);
-                }
-            }, "waiter");
-            w.start();
+            Waiter w = Waiter.start(() -> f.get(WAIT_SECONDS, TimeUnit.SECONDS));
+            CompletableFuture<Throwable> waited = w.ended();
             // The request reached the server, so the call is in flight (the waiter may or may not sleep yet).
             assertTrue(arrived.await(WAIT_SECONDS, TimeUnit.SECONDS));
             assertTrue(f.cancel(true));
             assertInstanceOf(CancellationException.class, waited.get(WAIT_SECONDS, TimeUnit.SECONDS));
-            w.join();
+            w.thread().join();
             expectGuarded(c, s);
         }
     }
@@ -182,22 +174,14 @@ class CallerReadsTest {
             CountDownLatch arrived = new CountDownLatch(1);
             s.serve(r -> arrived.countDown()); // never replies
             CompletableFuture<byte[]> f = c.call(Loopback.addressOf(s), token(6, 0));
-            CompletableFuture<Throwable> waited = new CompletableFuture<>();
-            Thread w = new Thread(() -> {
-                try {
-                    f.get(WAIT_SECONDS, TimeUnit.SECONDS);
-                    waited.complete(null);
-                } catch (Throwable t) {
-                    waited.complete(t);
-                }
-            }, "waiter");
-            w.start();
+            Waiter w = Waiter.start(() -> f.get(WAIT_SECONDS, TimeUnit.SECONDS));
+            CompletableFuture<Throwable> waited = w.ended();
             assertTrue(arrived.await(WAIT_SECONDS, TimeUnit.SECONDS));
             c.close();
             Throwable t = waited.get(WAIT_SECONDS, TimeUnit.SECONDS);
             assertInstanceOf(ExecutionException.class, t);
             assertInstanceOf(HomaClosedException.class, t.getCause());
-            w.join();
+            w.thread().join();
         }
     }
 
@@ -325,20 +309,12 @@ class CallerReadsTest {
             CountDownLatch arrived = new CountDownLatch(1);
             s.serve(r -> arrived.countDown()); // never replies
             CompletableFuture<byte[]> f = c.call(Loopback.addressOf(s), token(13, 0));
-            CompletableFuture<Throwable> waited = new CompletableFuture<>();
-            Thread w = new Thread(() -> {
-                try {
-                    f.get();
-                    waited.complete(null);
-                } catch (Throwable t) {
-                    waited.complete(t);
-                }
-            }, "waiter");
-            w.start();
+            Waiter w = Waiter.start(f::get);
+            CompletableFuture<Throwable> waited = w.ended();
             assertTrue(arrived.await(WAIT_SECONDS, TimeUnit.SECONDS));
-            w.interrupt();
+            w.thread().interrupt();
             assertInstanceOf(InterruptedException.class, waited.get(WAIT_SECONDS, TimeUnit.SECONDS));
-            w.join();
+            w.thread().join();
             f.cancel(true);
             expectGuarded(c, s);
         }
@@ -395,6 +371,23 @@ class CallerReadsTest {
             assertFalse(off.callerReads());
             assertTrue(HomaConfig.defaults().callerReads(), "on by default");
             expectGuarded(c, s);
+        }
+    }
+
+    /** A thread that waits for a call (its {@code waitFor}) and records how the wait ended: null, or what it threw. */
+    private record Waiter(Thread thread, CompletableFuture<Throwable> ended) {
+        static Waiter start(java.util.concurrent.Callable<?> waitFor) {
+            CompletableFuture<Throwable> ended = new CompletableFuture<>();
+            Thread t = new Thread(() -> {
+                try {
+                    waitFor.call();
+                    ended.complete(null);
+                } catch (Throwable e) {
+                    ended.complete(e);
+                }
+            }, "waiter");
+            t.start();
+            return new Waiter(t, ended);
         }
     }
 
