@@ -17,8 +17,12 @@ import java.util.Arrays;
  *
  * <pre>
  * perf stat -e context-switches,syscalls:sys_enter_futex,... \
- *     java -cp homa-bench/target/homa-bench.jar io.homa.bench.WakeupProbe SPIN_MICROS busy|idle send|nosend
+ *     java -cp homa-bench/target/homa-bench.jar io.homa.bench.WakeupProbe SPIN_MICROS busy|idle send|nosend [chain]
  * </pre>
+ *
+ * <p>With {@code chain}, each call is made on the client's event loop by the completion stage of
+ * the one before (inline execution), nobody waits in {@code get()}: the caller is the loop, and a
+ * call's latency is the time from its start to its completion.
  */
 public final class WakeupProbe {
     private static final int ROUNDS = 3;
@@ -27,11 +31,34 @@ public final class WakeupProbe {
     private WakeupProbe() {
     }
 
+    /** {@code nanos.length} calls, each started by the completion stage of the one before (on the client's loop). */
+    private static void chained(HomaSocket c, java.net.InetSocketAddress to, byte[] request, long[] nanos) throws Exception {
+        java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
+        Runnable[] next = new Runnable[1];
+        int[] i = {0};
+        next[0] = () -> {
+            long t0 = System.nanoTime();
+            c.call(to, request).whenComplete((reply, error) -> {
+                nanos[i[0]] = System.nanoTime() - t0;
+                if (error != null) {
+                    done.completeExceptionally(error);
+                } else if (++i[0] == nanos.length) {
+                    done.complete(null);
+                } else {
+                    next[0].run();
+                }
+            });
+        };
+        next[0].run();
+        done.get(5, java.util.concurrent.TimeUnit.MINUTES);
+    }
+
     public static void main(String[] args) throws Exception {
-        if (args.length != 3) {
-            System.err.println("usage: WakeupProbe SPIN_MICROS busy|idle send|nosend");
+        if (args.length != 3 && !(args.length == 4 && args[3].equals("chain"))) {
+            System.err.println("usage: WakeupProbe SPIN_MICROS busy|idle send|nosend [chain]");
             System.exit(2);
         }
+        boolean chain = args.length == 4;
         long spinMicros = Long.parseLong(args[0]);
         boolean busy = args[1].equals("busy");
         boolean sends = args[2].equals("send");
@@ -44,10 +71,14 @@ public final class WakeupProbe {
             byte[] request = new byte[100];
             for (int round = 0; round < ROUNDS; round++) {
                 long[] nanos = new long[CALLS];
-                for (int i = 0; i < CALLS; i++) {
-                    long t0 = System.nanoTime();
-                    c.call(s.localAddress(), request).get();
-                    nanos[i] = System.nanoTime() - t0;
+                if (chain) {
+                    chained(c, s.localAddress(), request, nanos);
+                } else {
+                    for (int i = 0; i < CALLS; i++) {
+                        long t0 = System.nanoTime();
+                        c.call(s.localAddress(), request).get();
+                        nanos[i] = System.nanoTime() - t0;
+                    }
                 }
                 Arrays.sort(nanos);
                 System.out.printf("round %d: p50 %.1f us, p99 %.1f us%n", round + 1, nanos[CALLS / 2] / 1e3,
