@@ -51,6 +51,12 @@ final class ClientCalls implements ClientCall.Runner {
         l.finished(c);
     }
 
+    /** Another thread is about to complete {@code c}'s future (any thread). */
+    @Override
+    public void finishing(ClientCall<?> c) {
+        l.finishing(c);
+    }
+
     /** The caller cancelled {@code c}'s future (any thread): abort its RPC. */
     @Override
     public void cancel(ClientCall<?> c) {

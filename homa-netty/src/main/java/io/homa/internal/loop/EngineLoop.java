@@ -178,6 +178,8 @@ final class EngineLoop {
     private boolean watchdogArmed;
     /** When a caller that read the sockets last stopped spinning on them ({@link System#nanoTime()}). */
     private volatile long lastSpinEnded = System.nanoTime() - RECENT_SPIN_NANOS;
+    /** The call whose reader {@link #finishing} kicked last (cleared when the next reader starts). */
+    private volatile ClientCall<?> kicked;
     /** Whether that thread sleeps in {@link #waiterEpoll} now (or is about to: its future was not done). */
     private volatile boolean waiterAsleep;
     /** How long a caller waiting for its response reads the sockets itself before it parks. */
@@ -451,6 +453,7 @@ final class EngineLoop {
         Integer known = socketOfPeer.get(c.server);
         int[] taken = known == null ? socketFds : socketFd[known];
         try {
+            kicked = null;
             waiter = c; // before the look at the future: its completer looks at this after completing
             takeover.take(taken, true);
             long spin = Math.min(callerSpinNanos, timeoutNanos);
@@ -512,21 +515,24 @@ final class EngineLoop {
             return false;
         }
         int readable = 0;
+        boolean kick = false;
         for (int i = 0; i < n; i++) {
             int socket = socketOf(waiterEpoll.fd(i));
             if (socket >= 0) {
                 readable |= 1 << socket;
-            }
+            } else if (kicked == c) {
+                kick = true; // another thread ends the call (finishing): wait in the future's own way
+            } // else a kick meant for an earlier reader, or for this one once its call ended: nothing to do
         }
         if (readable == 0) {
-            return true;
+            return !kick;
         }
         lock();
         try {
             if (!closed) {
                 readSockets(readable, c);
             }
-            return liveRpcs() <= READER_MAX_LIVE_RPCS;
+            return !kick && liveRpcs() <= READER_MAX_LIVE_RPCS;
         } finally {
             engineLock.unlock();
         }
@@ -585,9 +591,27 @@ final class EngineLoop {
      * on the sockets, it is kicked awake (an unpark cannot reach it there).
      */
     void finished(ClientCall<?> c) {
-        if (waiter == c && waiterAsleep && !c.waitedOnBy(Thread.currentThread())) {
+        if (waiter == c && waiterAsleep && !c.waitedOnBy(Thread.currentThread()) && !kickedFor(c)) {
             waiterEpoll.kick();
         }
+    }
+
+    /**
+     * Another thread is about to complete {@code c}'s future (any thread). If a thread reads for
+     * it, it is kicked now, before the completion runs the future's stages: it stops reading
+     * ({@link #readReady} leaves on a kick) and waits in the future's own way, so that, as a
+     * parked {@code get()}, it is woken before those stages rather than after them.
+     */
+    void finishing(ClientCall<?> c) {
+        if (waiter == c) {
+            kicked = c;
+            waiterEpoll.kick();
+        }
+    }
+
+    /** Whether {@link #finishing} kicked the reader of {@code c} already (no second kick, which would outlive it). */
+    private boolean kickedFor(ClientCall<?> c) {
+        return kicked == c;
     }
 
     /**

@@ -56,6 +56,15 @@ public final class ClientCall<T> implements Runnable, DeadlineQueue.Entry {
          */
         default void finished(ClientCall<?> c) {
         }
+
+        /**
+         * {@code c}'s future is about to be completed by a thread other than the one reading for
+         * it (any thread, before the completion): the runner sends that thread back to the
+         * future's own wait, so that it is woken before the stages the completion runs, as a
+         * parked {@code get()} is.
+         */
+        default void finishing(ClientCall<?> c) {
+        }
     }
 
     public final InetSocketAddress server;
@@ -283,6 +292,7 @@ public final class ClientCall<T> implements Runnable, DeadlineQueue.Entry {
 
         @Override
         public boolean complete(T value) {
+            beforeFinish();
             boolean completed = super.complete(value);
             onFinished();
             return completed;
@@ -290,6 +300,7 @@ public final class ClientCall<T> implements Runnable, DeadlineQueue.Entry {
 
         @Override
         public boolean cancel(boolean mayInterruptIfRunning) {
+            beforeFinish();
             boolean cancelled = super.cancel(mayInterruptIfRunning);
             onFinished();
             onCancelled();
@@ -298,12 +309,22 @@ public final class ClientCall<T> implements Runnable, DeadlineQueue.Entry {
 
         @Override
         public boolean completeExceptionally(Throwable ex) {
+            beforeFinish();
             boolean completed = super.completeExceptionally(ex);
             onFinished();
             if (ex instanceof CancellationException) {
                 onCancelled();
             }
             return completed;
+        }
+
+        /** Before another thread completes the future: the thread reading for it goes back to the future's own wait. */
+        private void beforeFinish() {
+            Runner l = loop;
+            Thread w = waiter;
+            if (l != null && w != null && w != Thread.currentThread() && !isDone()) {
+                l.finishing(ClientCall.this);
+            }
         }
 
         /** After the future completed: a thread waiting for it where an unpark cannot reach it is woken. */
