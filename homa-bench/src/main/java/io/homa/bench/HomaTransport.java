@@ -22,7 +22,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <ul>
  * <li>{@code inlineExecution(true)}: the echo handler runs and call futures complete on the event
  *     loop, as the baselines' do (the default hands each off to an executor thread: one more
- *     wake-up per RPC, tens of microseconds on a small machine). The handler never blocks.</li>
+ *     wake-up per RPC, tens of microseconds on a small machine). The handler never blocks.
+ *     {@code homa.bench.inlineExecution=false} keeps the default (the socket's handler executor),
+ *     to measure what that hand-off costs a user who keeps it.</li>
  * </ul>
  * The MTU follows the interface (65,535 on loopback, as HomaConfig does by default); the system
  * property {@code homa.bench.mtu} (e.g. 1500) overrides it, {@code homa.bench.maxIncoming} sets the
@@ -127,7 +129,7 @@ public final class HomaTransport implements Transport {
         this.secured = secured;
         HomaConfig.Builder b = HomaConfig.builder()
                 .bindAddress(NettyIo.anyPort())
-                .inlineExecution(true)
+                .inlineExecution(!"false".equals(System.getProperty("homa.bench.inlineExecution")))
                 .ioTransport(io)
                 .eventLoops(loops);
         Integer mtu = Integer.getInteger("homa.bench.mtu");

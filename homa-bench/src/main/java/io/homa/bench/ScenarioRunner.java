@@ -6,6 +6,8 @@ import org.HdrHistogram.SynchronizedHistogram;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -168,7 +170,127 @@ public final class ScenarioRunner {
 
     private RunResult unloaded(Scenario s, EchoPair pair, int rep, long start)
             throws CallFailed, InterruptedException {
-        return result(s, pair, rep, start, closedLoop(pair.client(), s, 0, null), null);
+        Measured m = CHAIN_CALLS ? chained(pair.client(), s) : closedLoop(pair.client(), s, 0, null);
+        return result(s, pair, rep, start, m, null);
+    }
+
+    /**
+     * {@code homa.bench.chainCalls=true}: the unloaded scenario's calls are made by the completion
+     * of the call before ({@link #chained}), not from this thread: with Homa's inline execution
+     * (compare's setting) they are made on the client's event loop, the way a service that calls
+     * from its callbacks makes them, and nobody waits in {@code get()}.
+     */
+    static final boolean CHAIN_CALLS = Boolean.getBoolean("homa.bench.chainCalls");
+
+    /**
+     * The unloaded scenario with each call started by the completion of the one before (on the
+     * thread that completes it; a future already complete when returned is followed in a loop, not
+     * by recursion). Warm-up and measured phases as {@link #closedLoop}, with the same caps; a
+     * call's latency is from its start to its completion.
+     */
+    private Measured chained(EchoClient client, Scenario s) throws CallFailed, InterruptedException {
+        byte[] request = Payloads.of(s.size());
+        Chain warm = new Chain(client, request, s.warmupCalls(mode), System.nanoTime() + warmupCap(s).toNanos(), null, 0);
+        warm.await();
+        Histogram h = LatencyStats.newHistogram();
+        Meter meter = startMeter();
+        long begin = System.nanoTime();
+        Chain measured = new Chain(client, request, s.measuredCalls(mode), begin + measureCap(s).toNanos(), h, warm.seq);
+        long end = measured.await();
+        CostMeter.Cost cost = meter.stop();
+        return new Measured(LatencyStats.of(h), h.getTotalCount(), end - begin, cost);
+    }
+
+    /** One phase of {@link #chained}: its calls, one after another, each started where the one before completed. */
+    private final class Chain {
+        private final EchoClient client;
+        private final byte[] request;
+        private final int calls;
+        private final long endNanos;
+        private final Histogram h;
+        private final CompletableFuture<Long> done = new CompletableFuture<>();
+        private int made;
+        long seq;
+
+        Chain(EchoClient client, byte[] request, int calls, long endNanos, Histogram h, long seq) {
+            this.client = client;
+            this.request = request;
+            this.calls = calls;
+            this.endNanos = endNanos;
+            this.h = h;
+            this.seq = seq;
+            next();
+        }
+
+        /** Makes calls until one is still in flight (its completion goes on) or the phase ends. */
+        private void next() {
+            while (!done.isDone()) {
+                if (made == calls || System.nanoTime() - endNanos >= 0) {
+                    done.complete(System.nanoTime());
+                    return;
+                }
+                made++;
+                Payloads.stamp(request, ++seq);
+                long t0 = System.nanoTime();
+                CompletableFuture<byte[]> f;
+                try {
+                    f = client.call(request);
+                } catch (RuntimeException e) {
+                    done.completeExceptionally(new CallFailed("call of " + request.length + " bytes failed: " + e, e));
+                    return;
+                }
+                if (!f.isDone()) {
+                    f.whenComplete((reply, error) -> {
+                        if (ended(t0, reply, error)) {
+                            next();
+                        }
+                    });
+                    return;
+                }
+                byte[] reply = null;
+                Throwable error = null;
+                try {
+                    reply = f.join();
+                } catch (CompletionException | java.util.concurrent.CancellationException e) {
+                    error = e.getCause() != null ? e.getCause() : e;
+                }
+                if (!ended(t0, reply, error)) {
+                    return;
+                }
+            }
+        }
+
+        /** Records a call that ended; false (and the phase failed) if it failed or echoed wrong bytes. */
+        private boolean ended(long t0, byte[] reply, Throwable error) {
+            long now = System.nanoTime();
+            if (error != null) {
+                done.completeExceptionally(new CallFailed("call of " + request.length + " bytes failed: " + error, error));
+                return false;
+            }
+            if (!Payloads.echoes(request, reply)) {
+                done.completeExceptionally(new CallFailed("echo of " + request.length + " bytes came back wrong ("
+                        + (reply == null ? "null" : reply.length + " bytes") + ")", null));
+                return false;
+            }
+            if (h != null) {
+                h.recordValue(Math.max(1, Math.min(now - t0, LatencyStats.HIGHEST_NANOS)));
+            }
+            return true;
+        }
+
+        /** Waits for the phase (its time cap and one call timeout at most); its end, in {@link System#nanoTime()}. */
+        long await() throws CallFailed, InterruptedException {
+            long allowed = Math.max(0, endNanos - System.nanoTime()) + callTimeout.toNanos();
+            try {
+                return done.get(allowed, TimeUnit.NANOSECONDS);
+            } catch (ExecutionException e) {
+                throw e.getCause() instanceof CallFailed c ? c : new CallFailed(String.valueOf(e.getCause()), e.getCause());
+            } catch (TimeoutException e) {
+                done.completeExceptionally(e); // the chain stops at its next call
+                throw new CallFailed("chained calls of " + request.length + " bytes got no reply within "
+                        + callTimeout.toMillis() + " ms", e);
+            }
+        }
     }
 
     /**
