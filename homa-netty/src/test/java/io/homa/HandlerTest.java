@@ -126,6 +126,26 @@ class HandlerTest {
     }
 
     @Test
+    void aRequestDroppedBeforeServeRunsWhenItsClientSendsItAgain() throws Exception {
+        // A server that opens its socket a moment before it serves (a restart, say) drops the
+        // requests of that moment unrun; their clients send them again, and once it serves, the
+        // copies run (before, it remembered them as dropped and refused every copy for the whole
+        // retry window: the calls failed as unknown).
+        try (HomaSocket server = HomaSocket.open(Loopback.config().build());
+             HomaSocket client = HomaSocket.open(Loopback.config().build())) {
+            byte[] request = {1, 2, 3};
+            CompletableFuture<byte[]> call = client.call(Loopback.addressOf(server), request,
+                    CallOptions.DEFAULT.withDeadline(Duration.ofSeconds(20)).withIdempotent(true));
+            Loopback.await(Duration.ofSeconds(10), () -> server.metrics().shell(HomaMetrics.Shell.REQUESTS_DROPPED) >= 1,
+                    () -> "the request dropped without a handler: " + server.metrics());
+            server.serve(r -> r.reply(r.toByteArray()));
+            assertArrayEquals(request, call.get(20, TimeUnit.SECONDS));
+            assertEquals(1, server.metrics().shell(HomaMetrics.Shell.REQUESTS_HANDLED), "the handler ran once: " + server.metrics());
+            Loopback.awaitIdle(client, server);
+        }
+    }
+
+    @Test
     void inlineHandlersAndCompletionsRunOnTheEventLoop() throws Exception {
         checkThreads(Loopback.config().inlineExecution(true).build(), "homa-io-");
     }

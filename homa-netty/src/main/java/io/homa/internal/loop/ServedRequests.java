@@ -64,7 +64,7 @@ final class ServedRequests implements InboundRequest.Path {
     @Override
     public void dropRequest(InboundRequest r, String why) {
         if (r.markDropped()) {
-            l.runOnLoop(() -> dropOnLoop(r, why, ShellCounter.REQUESTS_DROPPED));
+            l.runOnLoop(() -> dropOnLoop(r, why, ShellCounter.REQUESTS_DROPPED, true));
         }
     }
 
@@ -73,7 +73,7 @@ final class ServedRequests implements InboundRequest.Path {
         if (r.markDropped()) {
             // Remembered like a dropped request: should its caller still wait (the server's own
             // timeout was shorter) and send it again, the copy is dropped too, not queued anew.
-            l.runOnLoop(() -> dropOnLoop(r, "its deadline passed while it waited", ShellCounter.REQUESTS_EXPIRED));
+            l.runOnLoop(() -> dropOnLoop(r, "its deadline passed while it waited", ShellCounter.REQUESTS_EXPIRED, true));
         }
     }
 
@@ -105,10 +105,18 @@ final class ServedRequests implements InboundRequest.Path {
         InboundRequest r = l.socket.requests().create(this, e.rpcId(), e.peer(), e.message(),
                 l.engineConfig.maxMessageLength);
         RequestHandler handler = l.socket.handler();
-        if (handler == null || dropped.contains(now, e.peer(), e.rpcId())) {
+        if (dropped.contains(now, e.peer(), e.rpcId())) {
             r.markDropped();
-            dropOnLoop(r, handler == null ? "no handler is set (serve() not called)" : "dropped before, retried",
-                    ShellCounter.REQUESTS_DROPPED);
+            dropOnLoop(r, "dropped before, retried", ShellCounter.REQUESTS_DROPPED, true);
+            return;
+        }
+        if (handler == null) {
+            // Not remembered: no code of the application saw it, so the copy its client sends
+            // again may run once serve() is called (a server that opens its socket a moment
+            // before it serves would otherwise refuse the retried calls of its first moment for
+            // the whole retry window: idempotent ones failed as unknown after all their restarts).
+            r.markDropped();
+            dropOnLoop(r, "no handler is set (serve() not called)", ShellCounter.REQUESTS_DROPPED, false);
             return;
         }
         // The caller's deadline, if it sent one and it comes before the server's own timeout.
@@ -222,7 +230,7 @@ final class ServedRequests implements InboundRequest.Path {
                 log.debug("reply to {} discarded: the RPC is gone (client aborted or vanished)", r);
             } else {
                 log.warn("reply to {} refused by the engine: {}; the request is dropped", r, refused.getMessage());
-                dropOnLoop(r, "its reply was refused: " + refused.getMessage(), ShellCounter.REQUESTS_DROPPED);
+                dropOnLoop(r, "its reply was refused: " + refused.getMessage(), ShellCounter.REQUESTS_DROPPED, true);
                 return;
             }
         }
@@ -232,9 +240,10 @@ final class ServedRequests implements InboundRequest.Path {
     /**
      * Drops a request, counted as {@code counter}: the engine frees its server RPC (counted as
      * SERVER_RPCS_ABANDONED), and the client learns of it when it next asks (RPC_UNKNOWN, and its
-     * request restarts, to be dropped again while it is remembered here).
+     * request restarts). With {@code remember}, the copies it sends again are dropped too while it
+     * is remembered here: its handler ran, or its time is up.
      */
-    private void dropOnLoop(InboundRequest r, String why, ShellCounter counter) {
+    private void dropOnLoop(InboundRequest r, String why, ShellCounter counter, boolean remember) {
         l.deadlines.remove(r);
         if (l.isClosed()) {
             return;
@@ -243,7 +252,9 @@ final class ServedRequests implements InboundRequest.Path {
         long now = System.nanoTime();
         log.debug("{} dropped: {}", r, why);
         l.count(counter);
-        dropped.add(now, r.peer(), r.rpcId);
+        if (remember) {
+            dropped.add(now, r.peer(), r.rpcId);
+        }
         l.engine.abandon(now, r.peer(), r.rpcId);
         l.drain();
     }
