@@ -28,9 +28,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * likewise. Whatever the batching, every call completes exactly once with its own echo, also when
  * a relay drops datagrams of those batches one by one after the sender's kernel split them.
  *
- * <p>The batches form because the calls come faster than the loop's turns: the first calls of a
- * burst run as their callers' own turns (the engine is idle), the rest are queued while the loop
- * runs, and each of its turns takes all that is queued. On epoll a flush is one {@code sendmmsg}; NIO
+ * <p>The batches form when calls come faster than the loop's turns: the first call of a burst runs
+ * as its caller's own turn (the engine is idle), the rest are queued while the loop is at work, and
+ * its next turn takes all that is queued. So that this does not depend on how fast this thread
+ * is against the loop, each burst is made while the client's loop is held busy (its inline
+ * handler blocks on a request from another socket, {@link #holdingLoop}), and let go after the
+ * burst: the queued calls then leave in one turn. On epoll a flush is one {@code sendmmsg}; NIO
  * sends each datagram by a call of its own (so there the two counters agree, which is checked too),
  * io_uring submits each packet (only GSO batches there).
  */
@@ -43,7 +46,7 @@ class SendBatchingTest {
     @ValueSource(booleans = {true, false})
     void aBurstToOnePeerLeavesInBatches(boolean gso) throws Exception {
         try (HomaSocket server = HomaSocket.open(Loopback.config().gso(gso).build());
-             HomaSocket client = HomaSocket.open(Loopback.config().gso(gso).build())) {
+             HomaSocket client = HomaSocket.open(clientConfig().gso(gso).build())) {
             Handled handled = Handled.echoing(server);
             burst(client, List.of(Loopback.addressOf(server)));
             Loopback.awaitIdle(client, server);
@@ -57,7 +60,7 @@ class SendBatchingTest {
     @Test
     void aBurstThroughLossCompletesEveryCallOnce() throws Exception {
         try (HomaSocket server = HomaSocket.open(Loopback.config().build());
-             HomaSocket client = HomaSocket.open(Loopback.config().build())) {
+             HomaSocket client = HomaSocket.open(clientConfig().build())) {
             Handled handled = Handled.echoing(server);
             try (LossyRelay relay = new LossyRelay(Loopback.addressOf(server), 0.05, 27)) {
                 burst(client, List.of(relay.address()));
@@ -85,7 +88,7 @@ class SendBatchingTest {
                 s.serve(r -> r.reply(r.toByteArray()));
                 servers.add(Loopback.addressOf(s));
             }
-            HomaSocket client = HomaSocket.open(Loopback.config().build());
+            HomaSocket client = HomaSocket.open(clientConfig().build());
             sockets.add(client);
             burst(client, servers);
             expectBatched(client.metrics(), true);
@@ -94,7 +97,7 @@ class SendBatchingTest {
             HomaSocket server = sockets.get(0);
             List<HomaSocket> clients = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
-                HomaSocket c = HomaSocket.open(Loopback.config().build());
+                HomaSocket c = HomaSocket.open(clientConfig().build());
                 sockets.add(c);
                 clients.add(c);
             }
@@ -146,28 +149,69 @@ class SendBatchingTest {
         }
     }
 
+    /** A client: inline execution, so that its handler runs on its event loop ({@link #holdingLoop}). */
+    private static HomaConfig.Builder clientConfig() {
+        return Loopback.config().inlineExecution(true);
+    }
+
     /**
-     * Makes {@link #BURST} calls at once from this thread, to {@code servers} in turn, and checks
-     * that each future completes exactly once, with its own bytes.
+     * Makes {@link #BURST} calls at once from this thread, to {@code servers} in turn, while the
+     * client's loop is held busy, and checks that each future completes exactly once, with its own
+     * bytes.
      */
     private static void burst(HomaSocket client, List<InetSocketAddress> servers) throws Exception {
         List<byte[]> sent = new ArrayList<>();
         List<CompletableFuture<byte[]>> calls = new ArrayList<>();
         AtomicInteger completions = new AtomicInteger();
-        for (int i = 0; i < BURST; i++) {
-            byte[] request = new byte[SIZE];
-            Arrays.fill(request, (byte) i);
-            ByteBuffer.wrap(request).putInt(0, i);
-            sent.add(request);
-            CompletableFuture<byte[]> f = client.call(servers.get(i % servers.size()), request);
-            f.whenComplete((v, e) -> completions.incrementAndGet());
-            calls.add(f);
+        try (AutoCloseable held = holdingLoop(client)) {
+            for (int i = 0; i < BURST; i++) {
+                byte[] request = new byte[SIZE];
+                Arrays.fill(request, (byte) i);
+                ByteBuffer.wrap(request).putInt(0, i);
+                sent.add(request);
+                CompletableFuture<byte[]> f = client.call(servers.get(i % servers.size()), request);
+                f.whenComplete((v, e) -> completions.incrementAndGet());
+                calls.add(f);
+            }
         }
         for (int i = 0; i < BURST; i++) {
             assertArrayEquals(sent.get(i), calls.get(i).get(WAIT_SECONDS, TimeUnit.SECONDS), "echo of call " + i);
         }
         Loopback.await(Duration.ofSeconds(10), () -> completions.get() >= BURST, completions::toString);
         assertEquals(BURST, completions.get(), "each future completed once");
+    }
+
+    /**
+     * Holds {@code client}'s event loop busy until closed: another socket calls it, and its
+     * handler (inline execution: on the loop) waits for the close. Returns once the handler runs;
+     * the close lets it answer, checks the answer came, and closes the other socket once the
+     * client is idle (its calls done, the answer acknowledged).
+     */
+    private static AutoCloseable holdingLoop(HomaSocket client) throws Exception {
+        java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        client.serve(r -> {
+            entered.countDown();
+            try {
+                assertTrue(release.await(WAIT_SECONDS, TimeUnit.SECONDS), "the burst ended");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            r.reply(new byte[1]);
+        });
+        HomaSocket holder = HomaSocket.open(Loopback.config().build());
+        CompletableFuture<byte[]> hold = holder.call(Loopback.addressOf(client), new byte[1]);
+        // (No metrics in the message: they would wait for the loop this holds.)
+        assertTrue(entered.await(WAIT_SECONDS, TimeUnit.SECONDS), "the client's handler ran");
+        return () -> {
+            release.countDown();
+            try {
+                assertEquals(1, hold.get(WAIT_SECONDS, TimeUnit.SECONDS).length);
+                Loopback.awaitIdle(client);
+            } finally {
+                holder.close();
+            }
+        };
     }
 
     /**
