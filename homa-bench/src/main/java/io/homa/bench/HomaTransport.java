@@ -35,7 +35,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@code homa.bench.grantBatchSegments} and {@code homa.bench.pacer=false} set the pacer's queue,
  * the grant batch and the pacer itself (for experiments; with {@code --path veth} pass them in
  * {@code JAVA_TOOL_OPTIONS}, which the JVMs in the namespaces inherit).
- * Variants: {@link #on} one named Netty transport (io_uring, epoll, NIO), {@link #twoLoops()} two
+ * Variants: {@link #on} one named Netty transport (io_uring, epoll, NIO), {@link #twoClientSockets()}
+ * two client sockets per client, {@link #twoLoops()} two
  * engines per socket. {@link #withMicrometer()} (compare's {@code --micrometer}) attaches a
  * {@link HomaMetricsBinder} to every socket, so that a run measures its overhead (its timers record
  * every call; nothing scrapes).
@@ -50,6 +51,8 @@ public final class HomaTransport implements Transport {
     private final HomaConfig config;
     /** Where every socket's meters go, or null: no binder. */
     private final MeterRegistry registry;
+    /** Client sockets per client ({@code homa-2clients}: 2, its calls spread round-robin). */
+    private final int clientSockets;
     /** Whether every datagram is sealed ({@code homa-psp}). */
     private final boolean secured;
     /** The JCA provider of the sealing's AES-GCM ({@code homa-psp-accp}); null: the JCA's order (the JDK's). */
@@ -114,13 +117,29 @@ public final class HomaTransport implements Transport {
         return new HomaTransport(Transports.HOMA_2LOOPS, HomaConfig.IoTransport.AUTO, 2, null, false, null);
     }
 
+    /**
+     * {@code homa-2clients}: each client is two sockets (one event loop each), its calls spread
+     * round-robin over them, against one server socket. Compare runs it in the throughput
+     * scenarios only: what a second client socket adds, where {@code homa-2loops} adds a second
+     * engine to every socket.
+     */
+    public static HomaTransport twoClientSockets() {
+        return new HomaTransport(Transports.HOMA_2CLIENTS, HomaConfig.IoTransport.AUTO, 1, null, false, null, 2);
+    }
+
     /** The same transport with a Micrometer binder on every socket (JFR events stay off). */
     public HomaTransport withMicrometer() {
-        return new HomaTransport(name, io, loops, new SimpleMeterRegistry(), secured, cipherProvider);
+        return new HomaTransport(name, io, loops, new SimpleMeterRegistry(), secured, cipherProvider, clientSockets);
     }
 
     private HomaTransport(String name, HomaConfig.IoTransport io, int loops, MeterRegistry registry, boolean secured,
                           java.security.Provider cipherProvider) {
+        this(name, io, loops, registry, secured, cipherProvider, 1);
+    }
+
+    private HomaTransport(String name, HomaConfig.IoTransport io, int loops, MeterRegistry registry, boolean secured,
+                          java.security.Provider cipherProvider, int clientSockets) {
+        this.clientSockets = clientSockets;
         this.cipherProvider = cipherProvider;
         this.name = name;
         this.io = io;
@@ -190,7 +209,7 @@ public final class HomaTransport implements Transport {
 
     @Override
     public boolean throughputOnly() {
-        return loops > 1;
+        return loops > 1 || clientSockets > 1;
     }
 
     /** Variants on the same Netty transport run the same code: one JIT warm-up serves them. */
@@ -232,8 +251,22 @@ public final class HomaTransport implements Transport {
 
     @Override
     public EchoClient connect(InetSocketAddress server) {
-        HomaSocket socket = HomaSocket.open(config);
-        return new Client(socket, server, bind(socket, "client"));
+        HomaSocket[] sockets = new HomaSocket[clientSockets];
+        AutoCloseable[] binders = new AutoCloseable[clientSockets];
+        try {
+            for (int i = 0; i < clientSockets; i++) {
+                sockets[i] = HomaSocket.open(config);
+                binders[i] = bind(sockets[i], "client");
+            }
+        } catch (RuntimeException e) {
+            for (HomaSocket s : sockets) {
+                if (s != null) {
+                    s.close();
+                }
+            }
+            throw e;
+        }
+        return new Client(sockets, server, binders);
     }
 
     /** Attaches a binder to {@code socket} if this transport has a registry; what stops it (or a no-op). */
@@ -296,19 +329,21 @@ public final class HomaTransport implements Transport {
     }
 
     private static final class Client implements EchoClient {
-        private final HomaSocket socket;
+        private final HomaSocket[] sockets;
         private final InetSocketAddress server;
         private final AtomicBoolean closed = new AtomicBoolean();
-        private final AutoCloseable binder;
+        private final AutoCloseable[] binders;
+        private final java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
 
-        Client(HomaSocket socket, InetSocketAddress server, AutoCloseable binder) {
-            this.socket = socket;
+        Client(HomaSocket[] sockets, InetSocketAddress server, AutoCloseable[] binders) {
+            this.sockets = sockets;
             this.server = server;
-            this.binder = binder;
+            this.binders = binders;
         }
 
         @Override
         public CompletableFuture<byte[]> call(byte[] request) {
+            HomaSocket socket = sockets.length == 1 ? sockets[0] : sockets[Math.floorMod(next.getAndIncrement(), sockets.length)];
             if (request.length > socket.config().maxMessageLength()) {
                 throw new IllegalArgumentException("request of " + request.length + " bytes exceeds Homa's maxMessageLength "
                         + socket.config().maxMessageLength());
@@ -319,9 +354,11 @@ public final class HomaTransport implements Transport {
         @Override
         public void close() {
             if (closed.compareAndSet(false, true)) {
-                printMetrics("client", socket);
-                closeQuietly(binder);
-                socket.close();
+                for (int i = 0; i < sockets.length; i++) {
+                    printMetrics("client", sockets[i]);
+                    closeQuietly(binders[i]);
+                    sockets[i].close();
+                }
             }
         }
     }

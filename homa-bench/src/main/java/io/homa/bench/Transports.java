@@ -9,6 +9,8 @@ public final class Transports {
     public static final String HOMA = "homa";
     /** Homa with two event loops (engines) per socket; throughput scenarios only. */
     public static final String HOMA_2LOOPS = "homa-2loops";
+    /** Homa with two client sockets per client (calls round-robin); throughput scenarios only, on request. */
+    public static final String HOMA_2CLIENTS = "homa-2clients";
     /** Homa on one named Netty transport, to compare them side by side (not run by default). */
     public static final String HOMA_EPOLL = "homa-epoll";
     public static final String HOMA_IOURING = "homa-iouring";
@@ -36,10 +38,10 @@ public final class Transports {
     public static final List<String> ALL = List.of(HOMA, HOMA_2LOOPS, TCP_SINGLE, TCP_POOL, UDP_RAW, GRPC, GRPC_HOMA,
             GRPC_DEFAULT, GRPC_HOMA_DEFAULT);
     /**
-     * Every transport name, in the order results are shown (grpc-pool, tcp-blocking, udp-spin and
+     * Every transport name, in the order results are shown (grpc-pool, tcp-blocking, udp-spin, homa-2clients and
      * Homa on a named Netty transport only on request).
      */
-    public static final List<String> KNOWN = List.of(HOMA, HOMA_2LOOPS, HOMA_EPOLL, HOMA_IOURING, HOMA_NIO, HOMA_PSP, HOMA_PSP_ACCP, TCP_SINGLE,
+    public static final List<String> KNOWN = List.of(HOMA, HOMA_2LOOPS, HOMA_2CLIENTS, HOMA_EPOLL, HOMA_IOURING, HOMA_NIO, HOMA_PSP, HOMA_PSP_ACCP, TCP_SINGLE,
             TCP_POOL, TCP_BLOCKING, UDP_RAW, UDP_SPIN, GRPC, GRPC_HOMA, GRPC_DEFAULT, GRPC_HOMA_DEFAULT, GRPC_POOL);
 
     private Transports() {
@@ -54,6 +56,7 @@ public final class Transports {
         return switch (name) {
             case HOMA -> new HomaTransport();
             case HOMA_2LOOPS -> HomaTransport.twoLoops();
+            case HOMA_2CLIENTS -> HomaTransport.twoClientSockets();
             case HOMA_EPOLL -> HomaTransport.on(HOMA_EPOLL, HomaConfig.IoTransport.EPOLL);
             case HOMA_IOURING -> HomaTransport.on(HOMA_IOURING, HomaConfig.IoTransport.IO_URING);
             case HOMA_NIO -> HomaTransport.on(HOMA_NIO, HomaConfig.IoTransport.NIO);
