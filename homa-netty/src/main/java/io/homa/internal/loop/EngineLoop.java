@@ -1029,6 +1029,13 @@ final class EngineLoop {
      * Fails every call with {@code why}, releases every buffer, cancels the timers and closes the
      * channels. On the loop (or in a caller's turn); idempotent.
      */
+    /** Adds the close future of each of this loop's channels to {@code out} (any thread). */
+    void closeFutures(List<io.netty.channel.ChannelFuture> out) {
+        for (Channel ch : channels) {
+            out.add(ch.closeFuture());
+        }
+    }
+
     void closeOnLoop() {
         locked(this::closeLocked);
     }

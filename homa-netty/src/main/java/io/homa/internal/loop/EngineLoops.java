@@ -555,6 +555,9 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
         if (tcpClient != null) {
             tcpClient.close();
         }
+        if (tcpServer != null) {
+            tcpServer.close();
+        }
         if (keyExchange != null) {
             keyExchange.close();
         }
@@ -575,12 +578,22 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
                 }
             }
         }
+        long giveUp = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MILLIS);
+        if (!onOwnLoop) { // the loops close their channels first (io_uring: asynchronously)
+            List<io.netty.channel.ChannelFuture> closing = new ArrayList<>();
+            for (EngineLoop l : loops) {
+                if (l != null) {
+                    l.closeFutures(closing);
+                }
+            }
+            io.homa.internal.transport.ChannelClosing.await(closing, CLOSE_WAIT_MILLIS);
+        }
         group.shutdownGracefully(0, CLOSE_WAIT_MILLIS, TimeUnit.MILLISECONDS);
         if (onOwnLoop) {
             group.terminationFuture().addListener(f -> afterTermination(false));
         } else {
-            long giveUp = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MILLIS);
-            if (!group.terminationFuture().awaitUninterruptibly(CLOSE_WAIT_MILLIS)) {
+            long left = Math.max(1, TimeUnit.NANOSECONDS.toMillis(giveUp - System.nanoTime()));
+            if (!group.terminationFuture().awaitUninterruptibly(left)) {
                 log.warn("Homa socket {}: event loops still running {} ms after close", localAddress,
                         CLOSE_WAIT_MILLIS);
             }

@@ -165,16 +165,21 @@ public final class TcpClient {
         }
     }
 
-    /** Closes every connection (their outstanding calls fail); later sends fail at once. */
+    /**
+     * Closes every connection (their outstanding calls fail), waiting for them off the event loops
+     * (see {@link io.homa.internal.transport.ChannelClosing}); later sends fail at once.
+     */
     public void close() {
         closed = true;
+        List<ChannelFuture> closing = new ArrayList<>();
         for (List<Connection> pool : pools.values()) {
             synchronized (pool) {
                 for (Connection c : pool) {
-                    c.connected.channel().close();
+                    closing.add(c.connected.channel().close());
                 }
             }
         }
+        io.homa.internal.transport.ChannelClosing.await(closing, 1_000);
     }
 
     /** One connection to a peer and the calls waiting for an answer on it. */

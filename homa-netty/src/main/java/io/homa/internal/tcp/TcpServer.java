@@ -78,6 +78,11 @@ public final class TcpServer implements io.homa.internal.transport.TcpListener {
     private final AtomicLongArray counters;
     private final long requestTimeoutNanos;
     private final long oldestRetryNanos;
+    /** The listener, once bound (closed by {@link #close()}). */
+    private volatile Channel listener;
+    /** The connections accepted and not yet closed (closed by {@link #close()}). */
+    private final java.util.Set<Channel> accepted = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
 
     public TcpServer(ShellConfig config, Host socket, Dispatcher dispatcher, AtomicLongArray counters) {
         this.socket = socket;
@@ -96,6 +101,12 @@ public final class TcpServer implements io.homa.internal.transport.TcpListener {
                 .childHandler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
+                        accepted.add(ch);
+                        ch.closeFuture().addListener(f -> accepted.remove(ch));
+                        if (closed) {
+                            ch.close();
+                            return;
+                        }
                         ch.pipeline().addLast(TcpFrames.decoder(TcpFrames.REQUEST_HEADER, config.maxMessageLength()),
                                 new Connection(null));
                     }
@@ -105,7 +116,26 @@ public final class TcpServer implements io.homa.internal.transport.TcpListener {
             throw config.failures().create(Failure.IO_ERROR,
                     "cannot listen for TCP on " + address + " (TCP fallback): " + f.cause(), f.cause());
         }
+        listener = f.channel();
         return f.channel();
+    }
+
+    /**
+     * Closes the listener and every accepted connection (their requests' replies are dropped),
+     * waiting for them off the event loops, before the socket's loops stop (see
+     * {@link io.homa.internal.transport.ChannelClosing}).
+     */
+    public void close() {
+        closed = true;
+        java.util.List<ChannelFuture> closing = new java.util.ArrayList<>();
+        Channel l = listener;
+        if (l != null) {
+            closing.add(l.close());
+        }
+        for (Channel ch : accepted) {
+            closing.add(ch.close());
+        }
+        io.homa.internal.transport.ChannelClosing.await(closing, 1_000);
     }
 
     /**

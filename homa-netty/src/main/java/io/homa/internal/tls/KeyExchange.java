@@ -99,6 +99,8 @@ public final class KeyExchange implements TcpListener {
     private final Object handshakeLock = new Object();
     /** Accepted connections, whatever they became: closed with the socket. */
     private final Set<Channel> accepted = ConcurrentHashMap.newKeySet();
+    /** The listener, once bound (closed by {@link #close()}). */
+    private volatile Channel listener;
     private volatile EventLoopGroup group;
     private volatile Transport transport;
     private volatile int udpPort;
@@ -173,6 +175,7 @@ public final class KeyExchange implements TcpListener {
             throw failures.create(Failure.IO_ERROR,
                     "cannot listen for TLS key exchanges on TCP " + address + ": " + f.cause(), f.cause());
         }
+        listener = f.channel();
         return f.channel();
     }
 
@@ -333,19 +336,18 @@ public final class KeyExchange implements TcpListener {
             rotation.cancel(false);
         }
         java.util.List<ChannelFuture> closing = new java.util.ArrayList<>();
+        Channel l = listener;
+        if (l != null) {
+            closing.add(l.close());
+        }
         for (Session s : sessions) {
             closing.add(s.channel.close());
         }
         for (Channel ch : accepted) { // handshakes under way, fallback connections
             closing.add(ch.close());
         }
-        // Closed before the event loops shut down (a channel closed by a loop's shutdown warns);
-        // waited for only off the loops, which must never block.
-        for (ChannelFuture f : closing) {
-            if (!f.channel().eventLoop().inEventLoop()) {
-                f.awaitUninterruptibly(1_000);
-            }
-        }
+        // Closed before the event loops shut down (a channel closed by a loop's shutdown warns).
+        io.homa.internal.transport.ChannelClosing.await(closing, 1_000);
         for (CompletableFuture<Void> f : exchanges.values()) {
             f.completeExceptionally(failures.create(Failure.SOCKET_CLOSED, "the socket is closed"));
         }
