@@ -152,7 +152,9 @@ public interface HomaSocket extends AutoCloseable {
     /**
      * Starts answering requests with {@code handler} (replacing any earlier one). Requests that
      * arrive while no handler is set are dropped unrun. Over Homa their clients send them again
-     * (a request the server does not know restarts), so a call one of whose copies arrives after
+     * (a request the server does not know restarts, unless the call is not idempotent and an
+     * earlier incarnation of the server may have run it: then it fails as
+     * {@link HomaOutcomeUnknownException}), so a call one of whose copies arrives after
      * {@code serve} is answered; one that finds no handler through all its restarts fails as for
      * a handler that throws ({@link HomaUnknownRpcException}). Over the TCP fallback such a
      * request fails at once, with the same exception.

@@ -163,7 +163,7 @@ class SendBatchingTest {
         List<byte[]> sent = new ArrayList<>();
         List<CompletableFuture<byte[]>> calls = new ArrayList<>();
         AtomicInteger completions = new AtomicInteger();
-        try (AutoCloseable held = holdingLoop(client)) {
+        try (Held held = holdingLoop(client)) {
             for (int i = 0; i < BURST; i++) {
                 byte[] request = new byte[SIZE];
                 Arrays.fill(request, (byte) i);
@@ -173,21 +173,21 @@ class SendBatchingTest {
                 f.whenComplete((v, e) -> completions.incrementAndGet());
                 calls.add(f);
             }
-        }
-        for (int i = 0; i < BURST; i++) {
-            assertArrayEquals(sent.get(i), calls.get(i).get(WAIT_SECONDS, TimeUnit.SECONDS), "echo of call " + i);
+            held.letGo();
+            for (int i = 0; i < BURST; i++) {
+                assertArrayEquals(sent.get(i), calls.get(i).get(WAIT_SECONDS, TimeUnit.SECONDS), "echo of call " + i);
+            }
         }
         Loopback.await(Duration.ofSeconds(10), () -> completions.get() >= BURST, completions::toString);
         assertEquals(BURST, completions.get(), "each future completed once");
     }
 
     /**
-     * Holds {@code client}'s event loop busy until closed: another socket calls it, and its
-     * handler (inline execution: on the loop) waits for the close. Returns once the handler runs;
-     * the close lets it answer, checks the answer came, and closes the other socket once the
-     * client is idle (its calls done, the answer acknowledged).
+     * Holds {@code client}'s event loop busy until {@link Held#letGo}: another socket calls it,
+     * and its handler (inline execution: on the loop) waits for the release. Returns once the
+     * handler runs. The other socket never times the silent client out meanwhile.
      */
-    private static AutoCloseable holdingLoop(HomaSocket client) throws Exception {
+    private static Held holdingLoop(HomaSocket client) throws Exception {
         java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
         java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
         client.serve(r -> {
@@ -199,19 +199,37 @@ class SendBatchingTest {
             }
             r.reply(new byte[1]);
         });
-        HomaSocket holder = HomaSocket.open(Loopback.config().build());
-        CompletableFuture<byte[]> hold = holder.call(Loopback.addressOf(client), new byte[1]);
-        // (No metrics in the message: they would wait for the loop this holds.)
-        assertTrue(entered.await(WAIT_SECONDS, TimeUnit.SECONDS), "the client's handler ran");
-        return () -> {
+        HomaSocket holder = HomaSocket.open(Loopback.config().timeoutTicks(60_000).build());
+        Held held = new Held(client, holder, release, holder.call(Loopback.addressOf(client), new byte[1]));
+        try {
+            // (No metrics in the message: they would wait for the loop this holds.)
+            assertTrue(entered.await(WAIT_SECONDS, TimeUnit.SECONDS), "the client's handler ran");
+        } catch (Throwable t) {
+            held.close();
+            throw t;
+        }
+        return held;
+    }
+
+    /** A client's loop held by its handler ({@link #holdingLoop}). */
+    private record Held(HomaSocket client, HomaSocket holder, java.util.concurrent.CountDownLatch release,
+                        CompletableFuture<byte[]> hold) implements AutoCloseable {
+        /** Lets the handler answer, and checks the answer came. */
+        void letGo() throws Exception {
+            release.countDown();
+            assertEquals(1, hold.get(WAIT_SECONDS, TimeUnit.SECONDS).length);
+        }
+
+        /** Lets the handler go (if not yet), and closes the other socket once the client is idle (its answer acknowledged). */
+        @Override
+        public void close() {
             release.countDown();
             try {
-                assertEquals(1, hold.get(WAIT_SECONDS, TimeUnit.SECONDS).length);
                 Loopback.awaitIdle(client);
             } finally {
                 holder.close();
             }
-        };
+        }
     }
 
     /**

@@ -6,10 +6,11 @@ import java.util.HashSet;
 import java.util.Set;
 
 /**
- * Requests the server dropped recently (handler threw, no reply in time, deadline passed in the
- * queue), remembered for a while so that the client's automatic retries of the same RPC are
- * dropped too instead of running the handler again. (One dropped because no handler was set yet
- * is not: nothing ran, and its retry may run once the socket serves.) Entries expire after {@code ttlNanos}; the set is bounded by the
+ * Requests the server dropped recently (the handler threw or did not reply in time, its reply was
+ * refused, its deadline passed in the queue) or that run elsewhere (a TCP retry), remembered for
+ * a while so that the client's automatic retries of the same RPC are dropped too instead of
+ * running the handler again. One dropped because no handler was set yet is not remembered:
+ * nothing ran, and its retry may run once the socket serves. Entries expire after {@code ttlNanos}; the set is bounded by the
  * rate of drops times the TTL. Confined to one event loop.
  */
 final class DroppedRequests {

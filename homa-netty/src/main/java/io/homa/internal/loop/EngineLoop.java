@@ -1025,10 +1025,6 @@ final class EngineLoop {
 
     // ------------------------------------------------------------------ close and metrics
 
-    /**
-     * Fails every call with {@code why}, releases every buffer, cancels the timers and closes the
-     * channels. On the loop (or in a caller's turn); idempotent.
-     */
     /** Adds the close future of each of this loop's channels to {@code out} (any thread). */
     void closeFutures(List<io.netty.channel.ChannelFuture> out) {
         for (Channel ch : channels) {
@@ -1036,6 +1032,10 @@ final class EngineLoop {
         }
     }
 
+    /**
+     * Fails every call with {@code why}, releases every buffer, cancels the timers and closes the
+     * channels. On the loop (or in a caller's turn); idempotent.
+     */
     void closeOnLoop() {
         locked(this::closeLocked);
     }

@@ -552,23 +552,29 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        // On a loop of ours, or in a caller's turn (holding an engine's lock, which a loop may wait
+        // for): never wait for a loop. Elsewhere every wait below ends within CLOSE_WAIT_MILLIS.
+        boolean onOwnLoop = false;
+        for (EngineLoop l : loops) {
+            onOwnLoop |= l != null && (l.loop.inEventLoop() || l.inEngine());
+        }
+        long giveUp = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MILLIS);
+        long waitUntil = onOwnLoop ? System.nanoTime() : giveUp;
         if (tcpClient != null) {
-            tcpClient.close();
+            tcpClient.close(waitUntil);
         }
         if (tcpServer != null) {
-            tcpServer.close();
+            tcpServer.close(waitUntil);
         }
         if (keyExchange != null) {
-            keyExchange.close();
+            keyExchange.close(waitUntil);
         }
         JfrEvents.closed(this);
-        boolean onOwnLoop = false;
         for (EngineLoop l : loops) {
             if (l == null) {
                 continue;
             }
-            if (l.loop.inEventLoop() || l.inEngine()) { // on a loop, or in a caller's turn: never wait for a loop
-                onOwnLoop = true;
+            if (l.loop.inEventLoop() || l.inEngine()) {
                 l.closeOnLoop();
             } else {
                 try {
@@ -578,7 +584,6 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
                 }
             }
         }
-        long giveUp = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MILLIS);
         if (!onOwnLoop) { // the loops close their channels first (io_uring: asynchronously)
             List<io.netty.channel.ChannelFuture> closing = new ArrayList<>();
             for (EngineLoop l : loops) {
@@ -586,7 +591,7 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
                     l.closeFutures(closing);
                 }
             }
-            io.homa.internal.transport.ChannelClosing.await(closing, CLOSE_WAIT_MILLIS);
+            io.homa.internal.transport.ChannelClosing.await(closing, giveUp);
         }
         group.shutdownGracefully(0, CLOSE_WAIT_MILLIS, TimeUnit.MILLISECONDS);
         if (onOwnLoop) {

@@ -166,10 +166,11 @@ public final class TcpClient {
     }
 
     /**
-     * Closes every connection (their outstanding calls fail), waiting for them off the event loops
-     * (see {@link io.homa.internal.transport.ChannelClosing}); later sends fail at once.
+     * Closes every connection (their outstanding calls fail), waiting for them until
+     * {@code giveUpNanos} (see {@link io.homa.internal.transport.ChannelClosing}); later sends fail
+     * at once.
      */
-    public void close() {
+    public void close(long giveUpNanos) {
         closed = true;
         List<ChannelFuture> closing = new ArrayList<>();
         for (List<Connection> pool : pools.values()) {
@@ -179,7 +180,7 @@ public final class TcpClient {
                 }
             }
         }
-        io.homa.internal.transport.ChannelClosing.await(closing, 1_000);
+        io.homa.internal.transport.ChannelClosing.await(closing, giveUpNanos);
     }
 
     /** One connection to a peer and the calls waiting for an answer on it. */

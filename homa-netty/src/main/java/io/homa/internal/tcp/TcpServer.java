@@ -122,10 +122,10 @@ public final class TcpServer implements io.homa.internal.transport.TcpListener {
 
     /**
      * Closes the listener and every accepted connection (their requests' replies are dropped),
-     * waiting for them off the event loops, before the socket's loops stop (see
+     * waiting for them until {@code giveUpNanos} before the socket's loops stop (see
      * {@link io.homa.internal.transport.ChannelClosing}).
      */
-    public void close() {
+    public void close(long giveUpNanos) {
         closed = true;
         java.util.List<ChannelFuture> closing = new java.util.ArrayList<>();
         Channel l = listener;
@@ -135,7 +135,7 @@ public final class TcpServer implements io.homa.internal.transport.TcpListener {
         for (Channel ch : accepted) {
             closing.add(ch.close());
         }
-        io.homa.internal.transport.ChannelClosing.await(closing, 1_000);
+        io.homa.internal.transport.ChannelClosing.await(closing, giveUpNanos);
     }
 
     /**

@@ -330,7 +330,7 @@ public final class KeyExchange implements TcpListener {
     }
 
     /** Stops rotating and closes every key-exchange connection (the socket is closing). */
-    public void close() {
+    public void close(long giveUpNanos) {
         closed = true;
         if (rotation != null) {
             rotation.cancel(false);
@@ -347,7 +347,7 @@ public final class KeyExchange implements TcpListener {
             closing.add(ch.close());
         }
         // Closed before the event loops shut down (a channel closed by a loop's shutdown warns).
-        io.homa.internal.transport.ChannelClosing.await(closing, 1_000);
+        io.homa.internal.transport.ChannelClosing.await(closing, giveUpNanos);
         for (CompletableFuture<Void> f : exchanges.values()) {
             f.completeExceptionally(failures.create(Failure.SOCKET_CLOSED, "the socket is closed"));
         }

@@ -19,17 +19,17 @@ public final class ChannelClosing {
     }
 
     /**
-     * Waits for the closes {@code closing} (futures of {@code Channel.close()}), {@code millis} at
-     * most in all. Only off the event loops: a loop must never block (and a close it waited for
-     * would need the loop itself); on a loop this returns at once.
+     * Waits for the closes {@code closing} (futures of {@code Channel.close()}) until
+     * {@code giveUpNanos} ({@link System#nanoTime()}) at the latest. The caller passes a time already
+     * passed where it must not wait (on an event loop, or holding an engine's lock, which a loop may
+     * be waiting for); a close of a channel of this thread's own loop is never waited for.
      */
-    public static void await(List<ChannelFuture> closing, long millis) {
-        long giveUp = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+    public static void await(List<ChannelFuture> closing, long giveUpNanos) {
         for (ChannelFuture f : closing) {
             if (f.channel().eventLoop().inEventLoop()) {
                 continue;
             }
-            long left = giveUp - System.nanoTime();
+            long left = giveUpNanos - System.nanoTime();
             if (left <= 0) {
                 return;
             }
