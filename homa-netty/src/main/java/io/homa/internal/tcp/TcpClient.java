@@ -159,6 +159,9 @@ public final class TcpClient {
             if (best == null || (!best.pending.isEmpty() && pool.size() < config.tcpConnectionsPerPeer())) {
                 best = new Connection(peer, pool);
                 pool.add(best);
+                if (closed) { // close() swept the pools before this one joined: it goes too (its calls fail)
+                    best.connected.channel().close();
+                }
             }
             best.lastUsed = System.nanoTime();
             return best;
