@@ -197,8 +197,8 @@ public final class CompareReport {
             }
         }
         // Homa's variants against the default homa: a second engine, and each Netty transport.
-        for (String variant : List.of(Transports.HOMA_2LOOPS, Transports.HOMA_2CLIENTS, Transports.HOMA_EPOLL, Transports.HOMA_IOURING,
-                Transports.HOMA_NIO)) {
+        for (String variant : List.of(Transports.HOMA_2LOOPS, Transports.HOMA_2CLIENTS, Transports.HOMA_EPOLL,
+                Transports.HOMA_IOURING, Transports.HOMA_NIO)) {
             Map<String, Object> r = pairRatios(variant, Transports.HOMA);
             if (!r.isEmpty()) {
                 out.put(variant + "/" + Transports.HOMA, r);

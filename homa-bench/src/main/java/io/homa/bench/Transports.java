@@ -38,8 +38,8 @@ public final class Transports {
     public static final List<String> ALL = List.of(HOMA, HOMA_2LOOPS, TCP_SINGLE, TCP_POOL, UDP_RAW, GRPC, GRPC_HOMA,
             GRPC_DEFAULT, GRPC_HOMA_DEFAULT);
     /**
-     * Every transport name, in the order results are shown (grpc-pool, tcp-blocking, udp-spin, homa-2clients and
-     * Homa on a named Netty transport only on request).
+     * Every transport name, in the order results are shown (grpc-pool, tcp-blocking, udp-spin,
+     * homa-2clients and Homa on a named Netty transport only on request).
      */
     public static final List<String> KNOWN = List.of(HOMA, HOMA_2LOOPS, HOMA_2CLIENTS, HOMA_EPOLL, HOMA_IOURING, HOMA_NIO, HOMA_PSP, HOMA_PSP_ACCP, TCP_SINGLE,
             TCP_POOL, TCP_BLOCKING, UDP_RAW, UDP_SPIN, GRPC, GRPC_HOMA, GRPC_DEFAULT, GRPC_HOMA_DEFAULT, GRPC_POOL);

@@ -10,8 +10,8 @@ import java.util.Set;
  * refused, its deadline passed in the queue) or that run elsewhere (a TCP retry), remembered for
  * a while so that the client's automatic retries of the same RPC are dropped too instead of
  * running the handler again. One dropped because no handler was set yet is not remembered:
- * nothing ran, and its retry may run once the socket serves. Entries expire after {@code ttlNanos}; the set is bounded by the
- * rate of drops times the TTL. Confined to one event loop.
+ * nothing ran, and its retry may run once the socket serves. Entries expire after
+ * {@code ttlNanos}; the set is bounded by the rate of drops times the TTL. Confined to one event loop.
  */
 final class DroppedRequests {
     private record Key(InetSocketAddress peer, long rpcId) {

@@ -591,7 +591,8 @@ final class EngineLoop {
      * on the sockets, it is kicked awake (an unpark cannot reach it there).
      */
     void finished(ClientCall<?> c) {
-        if (waiter == c && waiterAsleep && !c.waitedOnBy(Thread.currentThread()) && !kickedFor(c)) {
+        // Not when finishing() kicked it already: a second kick would outlive this reader.
+        if (waiter == c && waiterAsleep && !c.waitedOnBy(Thread.currentThread()) && kicked != c) {
             waiterEpoll.kick();
         }
     }
@@ -607,11 +608,6 @@ final class EngineLoop {
             kicked = c;
             waiterEpoll.kick();
         }
-    }
-
-    /** Whether {@link #finishing} kicked the reader of {@code c} already (no second kick, which would outlive it). */
-    private boolean kickedFor(ClientCall<?> c) {
-        return kicked == c;
     }
 
     /**
@@ -665,11 +661,7 @@ final class EngineLoop {
             return;
         }
         readerTicks = true;
-        if (timer != null) {
-            timer.cancel(false);
-            timer = null;
-        }
-        timerDeadline = Long.MAX_VALUE;
+        cancelTimer();
         tickDue = engine.nextDeadline();
         if (!watchdogArmed) {
             watchdogArmed = true;
@@ -1015,12 +1007,19 @@ final class EngineLoop {
         if (readerTicks || deadline == Long.MAX_VALUE || deadline >= timerDeadline) {
             return; // a spinning reader ticks the engine meanwhile (see yieldToSpinningCaller)
         }
-        if (timer != null) {
-            timer.cancel(false);
-        }
+        cancelTimer();
         timerDeadline = deadline;
         long delay = Math.max(0, deadline - System.nanoTime());
         timer = loop.schedule(timerTask, delay, TimeUnit.NANOSECONDS);
+    }
+
+    /** Cancels the loop's timer for the engine, if armed (on the loop, under the lock). */
+    private void cancelTimer() {
+        if (timer != null) {
+            timer.cancel(false);
+            timer = null;
+        }
+        timerDeadline = Long.MAX_VALUE;
     }
 
     // ------------------------------------------------------------------ close and metrics
@@ -1045,10 +1044,7 @@ final class EngineLoop {
             return;
         }
         closed = true;
-        if (timer != null) {
-            timer.cancel(false);
-            timer = null;
-        }
+        cancelTimer();
         deadlines.close();
         calls.close();
         commands.runAll(); // queued calls and replies: they see the socket closed and give up
