@@ -5,7 +5,7 @@ import java.nio.ByteBuffer;
 /**
  * A piece of received payload memory that outlives the call that filled it: a datagram the engine
  * kept instead of copying, or memory it assembles a message in (see {@link PayloadMemory}). It is
- * reference-counted memory in an I/O shell (a retained slice of a pooled buffer), plain heap memory
+ * reference-counted memory in an I/O shell (a reference to a pooled buffer and where in it the bytes lie), plain heap memory
  * in the simulator. Whoever owns it releases it exactly once: the engine while the message is
  * incomplete, then whoever took the {@link ReceivedMessage}.
  */
@@ -16,6 +16,17 @@ public interface PayloadBuffer {
      * {@link PayloadMemory#allocate}; not valid after {@link #release()}.
      */
     ByteBuffer bytes();
+
+    /**
+     * Copies all its bytes into {@code dst} at {@code offset} (which has room) and returns how many.
+     * A shell may override it to copy without making the {@link #bytes()} view.
+     */
+    default int copyTo(byte[] dst, int offset) {
+        ByteBuffer b = bytes();
+        int n = b.limit();
+        b.get(0, dst, offset, n);
+        return n;
+    }
 
     /** Gives the memory back; called exactly once. */
     void release();

@@ -56,10 +56,7 @@ public final class ReceivedMessage {
         }
         int pos = 0;
         for (PayloadBuffer p : parts) {
-            ByteBuffer b = p.bytes();
-            int n = b.limit();
-            b.get(0, dst, offset + pos, n);
-            pos += n;
+            pos += p.copyTo(dst, offset + pos);
         }
     }
 

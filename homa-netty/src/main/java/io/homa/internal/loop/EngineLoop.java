@@ -819,7 +819,7 @@ final class EngineLoop {
         try {
             receive(p, bytes);
         } finally {
-            p.release(); // a message kept from it holds a retained slice
+            p.release(); // a message kept from it holds a reference to it
         }
     }
 

@@ -11,7 +11,7 @@ import java.nio.ByteBuffer;
 
 /**
  * The engine's received payload memory in the Netty shell: a message that arrives in one datagram
- * is a retained slice of that datagram's buffer (no copy, see {@link #keep}); a longer one is assembled in chunks of
+ * keeps a reference to that datagram's buffer (no copy, see {@link #keep}); a longer one is assembled in chunks of
  * pooled direct memory (one copy). {@link #toByteBuf} then hands a delivered message to user code
  * as one {@code ByteBuf} over those same buffers. Confined to one event loop, except
  * {@code toByteBuf}, which any thread may call.
@@ -36,20 +36,22 @@ public final class NettyPayloadMemory implements PayloadMemory {
     }
 
     /**
-     * A message of one datagram: a retained slice of it. (It pins the whole read buffer, up to
+     * A message of one datagram: that datagram's buffer, retained, and where the message lies in it
+     * (no copy, and no slice object until a user asks for a {@code ByteBuf}: a client that takes
+     * the response as a byte array copies it straight out). It pins the whole read buffer, up to
      * 1 MiB with recvmmsg's 64 KB slots; copying small messages out instead made
-     * TcpFallbackTest fail on io_uring with JDK 25, not yet understood: open, docs/netty.md.)
+     * TcpFallbackTest fail on io_uring with JDK 25, not yet understood: open, docs/netty.md.
      */
     @Override
     public PayloadBuffer keep(ByteBuffer view, int index, int length) {
-        return new Part(datagram.retainedSlice(base + index, length));
+        return new Part(datagram.retain(), base + index, length, false);
     }
 
     @Override
     public PayloadBuffer allocate(int length) {
         ByteBuf chunk = alloc.directBuffer(length, length);
         chunk.writerIndex(length);
-        return new Part(chunk);
+        return new Part(chunk, 0, length, true);
     }
 
     /**
@@ -81,24 +83,45 @@ public final class NettyPayloadMemory implements PayloadMemory {
 
     private static ByteBuf bufferOf(PayloadBuffer p) {
         // A message that came over TCP is on the heap (ReceivedMessage.of): nothing to release.
-        return p instanceof Part q ? q.buf : Unpooled.wrappedBuffer(p.bytes());
+        return p instanceof Part q ? q.toByteBuf() : Unpooled.wrappedBuffer(p.bytes());
     }
 
-    /** A {@code ByteBuf} holding one reference, as a {@link PayloadBuffer}. */
+    /**
+     * Bytes {@code [index, index + length)} of a {@code ByteBuf} of which it holds one reference, as
+     * a {@link PayloadBuffer}.
+     */
     private static final class Part implements PayloadBuffer {
-        final ByteBuf buf;
+        private final ByteBuf buf;
+        private final int index;
+        private final int length;
+        /** Whether {@code buf} is all its own (a chunk), not a datagram that other parts may share. */
+        private final boolean whole;
         private ByteBuffer view;
 
-        Part(ByteBuf buf) {
+        Part(ByteBuf buf, int index, int length, boolean whole) {
             this.buf = buf;
+            this.index = index;
+            this.length = length;
+            this.whole = whole;
         }
 
         @Override
         public ByteBuffer bytes() {
             if (view == null) {
-                view = buf.nioBuffer(buf.readerIndex(), buf.readableBytes());
+                view = buf.nioBuffer(index, length);
             }
             return view;
+        }
+
+        @Override
+        public int copyTo(byte[] dst, int offset) {
+            buf.getBytes(index, dst, offset, length);
+            return length;
+        }
+
+        /** Its bytes as a buffer that takes over its reference (a slice shares its parent's count). */
+        ByteBuf toByteBuf() {
+            return whole ? buf : buf.slice(index, length);
         }
 
         @Override
