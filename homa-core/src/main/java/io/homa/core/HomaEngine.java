@@ -424,7 +424,7 @@ public final class HomaEngine {
     public void close() {
         for (Rpc r : rpcs.allLive()) {
             if (r.in != null) {
-                rpcs.releaseIncoming(r).discard();
+                rpcs.discardIncoming(r);
             }
         }
         EngineEvent e;

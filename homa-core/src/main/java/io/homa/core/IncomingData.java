@@ -208,7 +208,7 @@ final class IncomingData {
     }
 
     private IncomingMessage createMessage(Rpc rpc, int length, int granted) {
-        IncomingMessage in = new IncomingMessage(rpc, length, rpcs.nextMessageSeq());
+        IncomingMessage in = rpcs.newIncoming(rpc, length);
         in.granted = granted;
         rpc.in = in;
         grants.track(in);
@@ -278,7 +278,7 @@ final class IncomingData {
     }
 
     private void deliver(Rpc rpc) {
-        ReceivedMessage message = rpcs.releaseIncoming(rpc).toMessage();
+        ReceivedMessage message = rpcs.takeIncoming(rpc);
         if (rpc.client) {
             counters.bump(Counter.CLIENT_RPCS_COMPLETED);
             if (counters.observer != EngineObserver.NONE) {

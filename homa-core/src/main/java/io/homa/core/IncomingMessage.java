@@ -27,13 +27,13 @@ final class IncomingMessage {
     static final int INITIAL_RANGES = 4;
     private static final PayloadBuffer[] NO_CHUNKS = {};
 
-    final Rpc rpc;
-    final int length;
+    Rpc rpc;
+    int length;
     /** Order of arrival, for FIFO grants and SRPT ties. */
-    final long seq;
+    long seq;
     final ReceivedRanges ranges = new ReceivedRanges();
     /** Chunks the whole message needs. */
-    private final int chunkCount;
+    private int chunkCount;
     /** Chunk references, grown (up to {@link #chunkCount}) as far as bytes have arrived; owned here. */
     private PayloadBuffer[] chunks;
     /** Bytes of chunk memory allocated. */
@@ -49,12 +49,27 @@ final class IncomingMessage {
     boolean grantedOnce;
 
     IncomingMessage(Rpc rpc, int length, long seq) {
+        init(rpc, length, seq);
+    }
+
+    /**
+     * Makes this object a new message, every field as the constructor leaves it: the engine reuses
+     * the object of a message it delivered or discarded (see {@link RpcTable#newIncoming}).
+     */
+    IncomingMessage init(Rpc rpc, int length, long seq) {
         this.rpc = rpc;
         this.length = length;
         this.seq = seq;
         this.chunkCount = chunkCount(length);
         // An empty message has one (empty) chunk slot, as its footprint has always counted.
         this.chunks = length == 0 ? new PayloadBuffer[1] : NO_CHUNKS;
+        ranges.clear();
+        allocated = 0;
+        granted = 0;
+        grantPriority = 0;
+        grantable = false;
+        grantedOnce = false;
+        return this;
     }
 
     private static int chunkCount(int length) {
@@ -196,10 +211,12 @@ final class IncomingMessage {
         return added;
     }
 
-    /** The complete message; its chunks now belong to it (this message must not {@link #discard}). */
+    /** The complete message; its chunks now belong to it (this object no longer refers to them). */
     ReceivedMessage toMessage() {
         // Complete: every chunk was written, so the table has reached its full length.
-        return new ReceivedMessage(length, chunks);
+        ReceivedMessage m = new ReceivedMessage(length, chunks);
+        chunks = NO_CHUNKS; // the message's now
+        return m;
     }
 
     /** Releases the chunks of a message that will not be delivered (aborted, evicted, timed out). */

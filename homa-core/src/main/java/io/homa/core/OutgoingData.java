@@ -339,7 +339,7 @@ final class OutgoingData {
         counters.bump(Counter.REQUEST_RESTARTS);
         counters.observer.requestRestarted(from, rpc.id, rpc.restarts);
         if (rpc.in != null) {
-            rpcs.releaseIncoming(rpc).discard();
+            rpcs.discardIncoming(rpc);
             grants.schedule(control); // the freed budget may unblock another message
         }
         senders.remove(rpc.out);

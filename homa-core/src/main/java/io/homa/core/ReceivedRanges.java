@@ -21,6 +21,16 @@ final class ReceivedRanges {
     private int count;
     private long total;
 
+    /** Empty again, as new (for a reused message; the arrays go, so its capacity is the initial one). */
+    void clear() {
+        starts = null;
+        ends = null;
+        onlyStart = 0;
+        onlyEnd = 0;
+        count = 0;
+        total = 0;
+    }
+
     /** Bytes received (each byte counted once). */
     long total() {
         return total;

@@ -4,6 +4,9 @@ package io.homa.core;
  * One RPC as one side sees it. A client RPC sends a request and receives a response; a server
  * RPC receives a request and sends a response. {@link #id} is this side's id: even on the
  * client, {@code clientId ^ 1} on the server, as in Linux Homa.
+ *
+ * <p>The engine reuses the object of an ended RPC for a new one ({@link #init}, see
+ * {@link RpcTable}): nothing may keep a reference to an RPC past its end.
  */
 final class Rpc {
     enum State {
@@ -24,9 +27,9 @@ final class Rpc {
     /** Where the timer keeps the RPC (see {@link TimerWheel}). */
     enum Schedule { AWAKE, ASLEEP, PARKED, WAKING, GONE }
 
-    final long id;
-    final Peer peer;
-    final boolean client;
+    long id;
+    Peer peer;
+    boolean client;
     State state;
     OutgoingMessage out;
     IncomingMessage in;
@@ -56,7 +59,7 @@ final class Rpc {
     long wholeRequestSentAt;
     boolean wholeRequestSent;
     /** Tick of this RPC's last RESEND (or NEED_ACK), for the per-RPC interval. */
-    long lastAskTick = Long.MIN_VALUE / 2;
+    long lastAskTick;
     /** Client: the server has sent something about this RPC (so it knows the request exists). */
     boolean heard;
     /** RESENDs (or NEED_ACKs) sent since the RPC last made progress; each doubles the next interval. */
@@ -85,10 +88,39 @@ final class Rpc {
     long created;
 
     Rpc(long id, Peer peer, boolean client) {
+        init(id, peer, client);
+    }
+
+    /** Makes this object a new RPC: every field as the constructor leaves it. */
+    Rpc init(long id, Peer peer, boolean client) {
         this.id = id;
         this.peer = peer;
         this.client = client;
-        this.state = client ? State.CLIENT_ACTIVE : State.SERVER_RECEIVING;
+        state = client ? State.CLIENT_ACTIVE : State.SERVER_RECEIVING;
+        out = null;
+        in = null;
+        silentSince = 0;
+        waitTicks = 0;
+        requestLength = 0;
+        restarts = 0;
+        idempotent = false;
+        acknowledged = false;
+        wholeRequestSentAt = 0;
+        wholeRequestSent = false;
+        lastAskTick = Long.MIN_VALUE / 2;
+        heard = false;
+        asks = 0;
+        requestSentAt = 0;
+        timingRoundTrip = false;
+        roundTripSpoiled = false;
+        deadline = 0;
+        startedAt = 0;
+        schedule = null;
+        wakeTick = 0;
+        prev = null;
+        next = null;
+        created = 0;
+        return this;
     }
 
     /** The client's id of this RPC (even), used in events, acks and server tables. */

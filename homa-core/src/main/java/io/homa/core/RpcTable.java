@@ -31,6 +31,8 @@ final class RpcTable {
      * engine makes no such object per RPC, and little memory when it calms down.
      */
     private static final int MAX_SPARE_MESSAGES = 64;
+    /** RPC objects and incoming messages kept for reuse, at most: as for outgoing messages. */
+    private static final int MAX_SPARE_RPCS = 64;
 
     private final EngineConfig cfg;
     private final TickClock clock;
@@ -46,12 +48,19 @@ final class RpcTable {
     private final Map<InetSocketAddress, Peer> peers = new HashMap<>();
     private final LongMap<Rpc> clientRpcs = new LongMap<>(64);
     private int serverRpcCount;
-    private final TimerWheel wheel = new TimerWheel();
+    private final TimerWheel wheel = new TimerWheel(this::spare);
     private final RpcIdSequence ids;
     /** Messages (both directions) in order of creation: SRPT breaks ties to the older. */
     private long seq;
     /** Outgoing messages of ended RPCs, to be filled again (at most {@link #MAX_SPARE_MESSAGES}). */
     private final ArrayDeque<OutgoingMessage> spareOutgoing = new ArrayDeque<>();
+    /**
+     * Ended RPCs that nothing refers to any more, to be new ones again (at most
+     * {@link #MAX_SPARE_RPCS}): the timer's wheel hands them back (see {@link TimerWheel#remove}).
+     */
+    private final ArrayDeque<Rpc> spareRpcs = new ArrayDeque<>();
+    /** Incoming messages delivered or discarded, to be filled again (at most {@link #MAX_SPARE_RPCS}). */
+    private final ArrayDeque<IncomingMessage> spareIncoming = new ArrayDeque<>();
     /** The last tombstone expiry boxed: the RPCs that end within one tick share it. */
     private Long lastExpiry;
 
@@ -84,7 +93,7 @@ final class RpcTable {
     Rpc newClientRpc(InetSocketAddress server) {
         long id = allocateId();
         Peer peer = peerFor(server);
-        Rpc rpc = new Rpc(id, peer, true);
+        Rpc rpc = newRpc(id, peer, true);
         rpc.silentSince = clock.tick();
         wheel.add(rpc);
         clientRpcs.put(id, rpc);
@@ -95,7 +104,7 @@ final class RpcTable {
     /** A new server RPC for the request {@code clientId} of {@code client}. */
     Rpc newServerRpc(InetSocketAddress client, long clientId) {
         Peer peer = peerFor(client);
-        Rpc rpc = new Rpc(clientId ^ 1, peer, false);
+        Rpc rpc = newRpc(clientId ^ 1, peer, false);
         rpc.silentSince = clock.tick();
         wheel.add(rpc);
         peer.serverRpcs.put(clientId, rpc);
@@ -103,9 +112,28 @@ final class RpcTable {
         return rpc;
     }
 
+    private Rpc newRpc(long id, Peer peer, boolean client) {
+        Rpc rpc = spareRpcs.poll();
+        return rpc == null ? new Rpc(id, peer, client) : rpc.init(id, peer, client);
+    }
+
+    /** An ended RPC that nothing refers to any more (its last place was the timer's). */
+    private void spare(Rpc rpc) {
+        if (spareRpcs.size() < MAX_SPARE_RPCS) {
+            spareRpcs.add(rpc); // DEAD until reused: code that ended it may still read it
+        }
+    }
+
     /** The next message's place in creation order. */
     long nextMessageSeq() {
         return seq++;
+    }
+
+    /** A new incoming message of {@code rpc}, in a reused object when one is spare. */
+    IncomingMessage newIncoming(Rpc rpc, int length) {
+        IncomingMessage m = spareIncoming.poll();
+        long seq = nextMessageSeq();
+        return m == null ? new IncomingMessage(rpc, length, seq) : m.init(rpc, length, seq);
     }
 
     /** A new outgoing message of {@code rpc}, in a reused object when one is spare. */
@@ -199,7 +227,7 @@ final class RpcTable {
             return;
         }
         if (rpc.in != null) {
-            releaseIncoming(rpc).discard();
+            discardIncoming(rpc);
         }
         if (rpc.out != null) {
             OutgoingMessage out = rpc.out;
@@ -252,11 +280,25 @@ final class RpcTable {
         return lastExpiry;
     }
 
+    /** Delivers the RPC's complete incoming message: forgotten ({@link #releaseIncoming}), and handed over. */
+    ReceivedMessage takeIncoming(Rpc rpc) {
+        IncomingMessage in = releaseIncoming(rpc);
+        ReceivedMessage message = in.toMessage();
+        spare(in);
+        return message;
+    }
+
+    /** Drops the RPC's incoming message (aborted, evicted, restarted): forgotten, its chunks released. */
+    void discardIncoming(Rpc rpc) {
+        IncomingMessage in = releaseIncoming(rpc);
+        in.discard();
+        spare(in);
+    }
+
     /**
      * Forgets the RPC's incoming message: out of the scheduler, its budget and memory uncharged.
-     * The caller then delivers it ({@link IncomingMessage#toMessage}) or discards it (its chunks released).
      */
-    IncomingMessage releaseIncoming(Rpc rpc) {
+    private IncomingMessage releaseIncoming(Rpc rpc) {
         IncomingMessage in = rpc.in;
         if (rpc.client) {
             rpc.peer.proven = true; // its response data named our id: the server is at its address
@@ -267,6 +309,13 @@ final class RpcTable {
         limits.charge(rpc.peer, -in.footprint());
         rpc.in = null;
         return in;
+    }
+
+    private void spare(IncomingMessage in) {
+        if (spareIncoming.size() < MAX_SPARE_RPCS) {
+            in.rpc = null; // nothing of the RPC stays with it
+            spareIncoming.add(in);
+        }
     }
 
     // ------------------------------------------------------------------ the timer's schedule

@@ -2,6 +2,7 @@ package io.homa.core;
 
 import java.util.Comparator;
 import java.util.PriorityQueue;
+import java.util.function.Consumer;
 
 /**
  * Which live RPCs the timer visits on a tick, so that a tick costs what is due, not what is live.
@@ -32,11 +33,21 @@ final class TimerWheel {
 
     private final Rpc[] slots = new Rpc[SLOTS];
     private final PriorityQueue<Rpc> waking = new PriorityQueue<>(BY_AGE);
+    /** Given each ended RPC once the wheel no longer refers to it (the table reuses the object). */
+    private final Consumer<Rpc> released;
     private Rpc oldestAwake;
     private Rpc newestAwake;
     /** RPCs added so far: {@link Rpc#created}. */
     private long added;
     private int asleep;
+
+    TimerWheel() {
+        this(rpc -> { });
+    }
+
+    TimerWheel(Consumer<Rpc> released) {
+        this.released = released;
+    }
 
     /** A new RPC: awake, the youngest. */
     void add(Rpc rpc) {
@@ -45,14 +56,21 @@ final class TimerWheel {
         linkAwake(rpc, newestAwake, null);
     }
 
-    /** An ended RPC leaves whatever place it has (one still waking is dropped at the next tick). */
+    /**
+     * An ended RPC leaves whatever place it has, and is {@link #released} at once, or, if it is
+     * still waking (in the heap), when the next tick drops it from there.
+     */
     void remove(Rpc rpc) {
-        switch (rpc.schedule) {
+        Rpc.Schedule was = rpc.schedule;
+        switch (was) {
             case AWAKE -> unlinkAwake(rpc);
             case ASLEEP -> unlinkSlot(rpc);
             default -> { }
         }
         rpc.schedule = Rpc.Schedule.GONE;
+        if (was != Rpc.Schedule.WAKING && was != Rpc.Schedule.GONE) {
+            released.accept(rpc);
+        }
     }
 
     /** An awake RPC the application works on: off the list until {@link #wake}. */
@@ -110,7 +128,8 @@ final class TimerWheel {
         Rpc before = oldestAwake;
         for (Rpc woken = waking.poll(); woken != null; woken = waking.poll()) {
             if (woken.schedule != Rpc.Schedule.WAKING) {
-                continue; // ended meanwhile
+                released.accept(woken); // ended meanwhile: only the heap still referred to it
+                continue;
             }
             while (before != null && before.created < woken.created) {
                 after = before;

@@ -263,8 +263,9 @@ class IncomingMessageTest {
         byte[] data = random(length, 12);
         IncomingMessage m = message(length);
         assertEquals(length, write(m, data, 0, length));
-        assertEquals(3, m.toMessage().buffers().length);
-        assertAllViewsEqual(data, m.toMessage());
+        ReceivedMessage r = m.toMessage();
+        assertEquals(3, r.buffers().length);
+        assertAllViewsEqual(data, r);
     }
 
     @Test

@@ -13,9 +13,9 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
 /**
- * The engine reuses the outgoing messages of ended RPCs ({@link OutgoingMessage#init}): a reused
- * object must equal a new one in every field, or state would leak from one RPC into the
- * next. Every field is set to something else first, so that a field added later and forgotten in
+ * The engine reuses the objects of ended RPCs and of their messages ({@link Rpc#init},
+ * {@link IncomingMessage#init}, {@link OutgoingMessage#init}): a reused object must equal a new
+ * one in every field, or state would leak from one RPC into the next. Every field is set to something else first, so that a field added later and forgotten in
  * {@code init} fails here.
  */
 class ObjectReuseTest {
@@ -34,6 +34,29 @@ class ObjectReuseTest {
         reused.clear();
         assertSame(reused, reused.init(rpc, payload, null, 3000, 9, 1000));
         assertSameFields(fresh, reused, kept);
+    }
+
+    @Test
+    void aReusedRpcEqualsANewOne() throws Exception {
+        Rpc fresh = new Rpc(2, PEER, true);
+        Rpc reused = new Rpc(5, OTHER_PEER, false);
+        scribble(reused, Set.of());
+        assertSame(reused, reused.init(2, PEER, true));
+        assertSameFields(fresh, reused, Set.of());
+    }
+
+    @Test
+    void aReusedIncomingMessageEqualsANewOneWithItsRangesEmptied() throws Exception {
+        Rpc rpc = new Rpc(3, PEER, false);
+        IncomingMessage fresh = new IncomingMessage(rpc, 3000, 7);
+        IncomingMessage reused = new IncomingMessage(new Rpc(9, OTHER_PEER, false), 5000, 2);
+        reused.write(0, ByteBuffer.allocate(100), 0, 100);
+        reused.write(1000, ByteBuffer.allocate(100), 0, 100); // a second interval: the range arrays
+        scribble(reused, Set.of("ranges"));
+        scribble(reused.ranges, Set.of());
+        assertSame(reused, reused.init(rpc, 3000, 7));
+        assertSameFields(fresh, reused, Set.of("ranges"));
+        assertSameFields(fresh.ranges, reused.ranges, Set.of());
     }
 
     /** Sets every instance field but {@code except} to a value unlike a new object's. */
@@ -57,6 +80,12 @@ class ObjectReuseTest {
                 f.set(o, new Peer(new InetSocketAddress("127.0.0.1", 4002)));
             } else if (t == Rpc.State.class) {
                 f.set(o, Rpc.State.DEAD);
+            } else if (t == Rpc.Schedule.class) {
+                f.set(o, Rpc.Schedule.PARKED);
+            } else if (t == int[].class) {
+                f.set(o, new int[]{1, 2});
+            } else if (t == PayloadBuffer[].class) {
+                f.set(o, new PayloadBuffer[]{new HeapPayloadMemory.Chunk(new byte[1])});
             } else if (t == ByteBuffer.class) {
                 f.set(o, ByteBuffer.allocate(1));
             } else if (t == ByteBuffer[].class) {
@@ -78,7 +107,13 @@ class ObjectReuseTest {
                 continue;
             }
             f.setAccessible(true);
-            assertEquals(f.get(want), f.get(got), f.getName() + " is not reset by init()");
+            Object w = f.get(want);
+            Object g = f.get(got);
+            if (w instanceof int[] a && g instanceof int[] b) {
+                assertEquals(java.util.Arrays.toString(a), java.util.Arrays.toString(b), f.getName() + " is not reset");
+            } else {
+                assertEquals(w, g, f.getName() + " is not reset by init()");
+            }
         }
     }
 }
