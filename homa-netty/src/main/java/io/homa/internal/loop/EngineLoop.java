@@ -87,7 +87,7 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>Buffers: every {@code ByteBuf} the user handed over is kept in {@link UserBuffers} until the
  * engine says it stopped reading it; {@link #closeOnLoop} releases the rest. Received payloads are
- * the engine's through {@link NettyPayloadMemory} (retained datagram slices, pooled chunks) until
+ * the engine's through {@link NettyPayloadMemory} (retained datagrams, pooled chunks) until
  * it delivers them; a response then belongs to its call (released if nobody takes it), a request to
  * its request object (released when answered or dropped; requests still open at close are dropped).
  */
