@@ -36,6 +36,11 @@ final class IncomingMessage {
     private int chunkCount;
     /** Chunk references, grown (up to {@link #chunkCount}) as far as bytes have arrived; owned here. */
     private PayloadBuffer[] chunks;
+    /**
+     * The table of a message of one chunk (or none), which the object keeps when reused: such a
+     * message, every short one, costs no array ({@link #toMessage} hands over the chunk alone).
+     */
+    private final PayloadBuffer[] single = new PayloadBuffer[1];
     /** Bytes of chunk memory allocated. */
     long allocated;
 
@@ -62,7 +67,8 @@ final class IncomingMessage {
         this.seq = seq;
         this.chunkCount = chunkCount(length);
         // An empty message has one (empty) chunk slot, as its footprint has always counted.
-        this.chunks = length == 0 ? new PayloadBuffer[1] : NO_CHUNKS;
+        single[0] = null;
+        this.chunks = length == 0 ? single : NO_CHUNKS;
         ranges.clear();
         allocated = 0;
         granted = 0;
@@ -179,7 +185,8 @@ final class IncomingMessage {
     int write(int offset, ByteBuffer src, int srcIndex, int n, PayloadMemory memory) {
         if (offset == 0 && n == length && chunkCount == 1 && chunks.length == 0) {
             // The whole message in one datagram: no copy (the only segment, so ranges accept it).
-            chunks = new PayloadBuffer[]{memory.keep(src, srcIndex, n)};
+            single[0] = memory.keep(src, srcIndex, n);
+            chunks = single;
             allocated += n;
             return ranges.add(0, n);
         }
@@ -189,7 +196,8 @@ final class IncomingMessage {
         }
         int last = (offset + n - 1) / CHUNK;
         if (last >= chunks.length) {
-            chunks = java.util.Arrays.copyOf(chunks, tableLength(chunkCount, chunks.length, last));
+            // A table of one never grows (chunkCount 1): the kept array; else a new one.
+            chunks = chunkCount == 1 ? single : java.util.Arrays.copyOf(chunks, tableLength(chunkCount, chunks.length, last));
         }
         int pos = offset;
         int from = srcIndex;
@@ -214,7 +222,13 @@ final class IncomingMessage {
     /** The complete message; its chunks now belong to it (this object no longer refers to them). */
     ReceivedMessage toMessage() {
         // Complete: every chunk was written, so the table has reached its full length.
-        ReceivedMessage m = new ReceivedMessage(length, chunks);
+        ReceivedMessage m;
+        if (chunks == single) {
+            m = length == 0 ? new ReceivedMessage(0, NO_CHUNKS) : new ReceivedMessage(length, single[0]);
+            single[0] = null;
+        } else {
+            m = new ReceivedMessage(length, chunks);
+        }
         chunks = NO_CHUNKS; // the message's now
         return m;
     }

@@ -10,8 +10,8 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * them without copying, {@link #toByteArray()} copies them out.
  *
  * <p>Ownership: once delivered the engine never touches it again. The receiver owns its memory and
- * gives it back exactly once: {@link #release()}, or {@link #takeParts()} and then a release of each
- * part. Either is safe from any thread; the second of them is a no-op (release) or throws
+ * gives it back exactly once: {@link #release()}, or {@link #takeParts()} (or {@link #takeOnlyPart()})
+ * and then a release of each part. Either is safe from any thread; the second of them is a no-op (release) or throws
  * (takeParts). No view may be read after the release.
  */
 public final class ReceivedMessage {
@@ -20,13 +20,29 @@ public final class ReceivedMessage {
             AtomicIntegerFieldUpdater.newUpdater(ReceivedMessage.class, "released");
 
     private final int length;
+    /** The one part of a message that has one (the common case: no array), else null. */
+    private final PayloadBuffer only;
+    /** The parts of a message that has several or none; null when it has {@link #only} one. */
     private final PayloadBuffer[] parts;
     /** 1 once released or taken. */
     private volatile int released;
 
     ReceivedMessage(int length, PayloadBuffer[] parts) {
         this.length = length;
-        this.parts = length == 0 ? NONE : parts;
+        if (length != 0 && parts.length == 1) {
+            this.only = parts[0];
+            this.parts = null;
+        } else {
+            this.only = null;
+            this.parts = length == 0 ? NONE : parts;
+        }
+    }
+
+    /** A message of {@code length > 0} bytes in one part. */
+    ReceivedMessage(int length, PayloadBuffer only) {
+        this.length = length;
+        this.only = only;
+        this.parts = null;
     }
 
     /**
@@ -34,7 +50,8 @@ public final class ReceivedMessage {
      * takes {@code bytes} without copying.
      */
     public static ReceivedMessage of(byte[] bytes) {
-        return new ReceivedMessage(bytes.length, new PayloadBuffer[]{new HeapPayloadMemory.Chunk(bytes)});
+        return bytes.length == 0 ? new ReceivedMessage(0, NONE)
+                : new ReceivedMessage(bytes.length, new HeapPayloadMemory.Chunk(bytes));
     }
 
     /** Message length in bytes (0 is a valid length). */
@@ -54,6 +71,10 @@ public final class ReceivedMessage {
         if (offset < 0 || dst.length - offset < length) {
             throw new IndexOutOfBoundsException("message of " + length + " bytes at " + offset + " in " + dst.length);
         }
+        if (only != null) {
+            only.copyTo(dst, offset);
+            return;
+        }
         int pos = 0;
         for (PayloadBuffer p : parts) {
             pos += p.copyTo(dst, offset + pos);
@@ -62,6 +83,9 @@ public final class ReceivedMessage {
 
     /** The message as read-only buffers, one per part, in order, without copying. */
     public ByteBuffer[] buffers() {
+        if (only != null) {
+            return new ByteBuffer[]{only.bytes().asReadOnlyBuffer()};
+        }
         ByteBuffer[] out = new ByteBuffer[parts.length];
         for (int i = 0; i < parts.length; i++) {
             out[i] = parts[i].bytes().asReadOnlyBuffer();
@@ -76,15 +100,38 @@ public final class ReceivedMessage {
      * @throws IllegalStateException if the message was released or taken already
      */
     public PayloadBuffer[] takeParts() {
+        take();
+        return only != null ? new PayloadBuffer[]{only} : parts;
+    }
+
+    /**
+     * Takes over the memory of a message of one part ({@link #partCount()} 1), as
+     * {@link #takeParts()} does, without an array.
+     *
+     * @throws IllegalStateException if the message has several parts or none, or was released or
+     *                               taken already
+     */
+    public PayloadBuffer takeOnlyPart() {
+        if (only == null) {
+            throw new IllegalStateException("message of " + length + " bytes has " + partCount() + " parts, not one");
+        }
+        take();
+        return only;
+    }
+
+    private void take() {
         if (!RELEASED.compareAndSet(this, 0, 1)) {
             throw new IllegalStateException("message of " + length + " bytes was released already");
         }
-        return parts;
     }
 
     /** Gives the message's memory back; later calls do nothing. */
     public void release() {
         if (RELEASED.compareAndSet(this, 0, 1)) {
+            if (only != null) {
+                only.release();
+                return;
+            }
             for (PayloadBuffer p : parts) {
                 p.release();
             }
@@ -92,7 +139,7 @@ public final class ReceivedMessage {
     }
 
     /** Number of parts (0 for an empty message). */
-    int partCount() {
-        return parts.length;
+    public int partCount() {
+        return only != null ? 1 : parts.length;
     }
 }

@@ -52,11 +52,15 @@ class ObjectReuseTest {
         IncomingMessage reused = new IncomingMessage(new Rpc(9, OTHER_PEER, false), 5000, 2);
         reused.write(0, ByteBuffer.allocate(100), 0, 100);
         reused.write(1000, ByteBuffer.allocate(100), 0, 100); // a second interval: the range arrays
-        scribble(reused, Set.of("ranges"));
+        scribble(reused, Set.of("ranges", "single"));
         scribble(reused.ranges, Set.of());
+        Field single = IncomingMessage.class.getDeclaredField("single");
+        single.setAccessible(true);
+        ((PayloadBuffer[]) single.get(reused))[0] = new HeapPayloadMemory.Chunk(new byte[1]);
         assertSame(reused, reused.init(rpc, 3000, 7));
-        assertSameFields(fresh, reused, Set.of("ranges"));
+        assertSameFields(fresh, reused, Set.of("ranges", "single"));
         assertSameFields(fresh.ranges, reused.ranges, Set.of());
+        assertEquals(null, ((PayloadBuffer[]) single.get(reused))[0], "the kept one-chunk table is emptied");
     }
 
     /** Sets every instance field but {@code except} to a value unlike a new object's. */

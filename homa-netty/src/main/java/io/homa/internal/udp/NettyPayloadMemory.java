@@ -59,10 +59,10 @@ public final class NettyPayloadMemory implements PayloadMemory {
      * of its parts; nothing is copied. The message itself is then used up.
      */
     public static ByteBuf toByteBuf(ReceivedMessage m) {
-        PayloadBuffer[] parts = m.takeParts();
-        if (parts.length == 1) {
-            return bufferOf(parts[0]);
+        if (m.partCount() == 1) {
+            return bufferOf(m.takeOnlyPart());
         }
+        PayloadBuffer[] parts = m.takeParts();
         if (parts.length == 0) {
             return Unpooled.EMPTY_BUFFER;
         }
