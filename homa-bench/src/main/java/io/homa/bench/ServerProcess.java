@@ -43,7 +43,11 @@ final class ServerProcess implements AutoCloseable {
         Thread reader = new Thread(() -> {
             try {
                 for (String line; (line = out.readLine()) != null; ) {
-                    answers.add(line);
+                    if (isAnswer(line)) {
+                        answers.add(line);
+                    } else { // e.g. "Profiling started" from an agent in JAVA_TOOL_OPTIONS: not ours
+                        System.err.println("server JVM: " + line);
+                    }
                 }
             } catch (IOException e) {
                 // the JVM is gone: ask() notices
@@ -51,6 +55,12 @@ final class ServerProcess implements AutoCloseable {
         }, "server-jvm-" + transport);
         reader.setDaemon(true);
         reader.start();
+    }
+
+    /** Whether a line of the server JVM's output is an answer of its protocol ({@link ServerProcessCommand}). */
+    static boolean isAnswer(String line) {
+        return line.startsWith("READY ") || line.equals("OK") || line.startsWith("COST ") || line.equals("STOPPED")
+                || line.startsWith("ERROR ");
     }
 
     /** Sends {@code command} and returns the answer, which must start with {@code expected}. */

@@ -44,6 +44,16 @@ class SeparateProcessTest {
     }
 
     @Test
+    void linesThatAreNoAnswer_fromAnAgentInTheServerJvm_areSetAside() {
+        for (String answer : List.of("READY 127.0.0.1 4000", "OK", "COST 1 2 3 4", "STOPPED", "ERROR unknown command: X")) {
+            assertTrue(ServerProcess.isAnswer(answer), answer);
+        }
+        for (String noise : List.of("Profiling started", "Picked up JAVA_TOOL_OPTIONS: -Dx=y", "", "OKAY")) {
+            assertEquals(false, ServerProcess.isAnswer(noise), noise);
+        }
+    }
+
+    @Test
     void aServerInThisJvm_reportsNoCostOfItsOwn() {
         try (EchoPair pair = EchoPair.open(Transports.TCP_POOL)) {
             assertEquals(null, pair.server().startCost());
