@@ -152,6 +152,28 @@ class ZeroCopyOwnershipTest {
         Loopback.awaitIdle(client, server);
     }
 
+    @ParameterizedTest
+    @ValueSource(ints = {100, 200_000})
+    void aViewWhoseIndicesMove_leavesTheRequestWhole(int size) throws Exception {
+        server.serve(r -> {
+            ByteBuf a = r.payload(); // the first view is the request's own buffer object, lent
+            a.skipBytes(a.readableBytes() / 2);
+            a.writerIndex(a.readerIndex()); // nothing readable left in this view
+            a.release();
+            byte[] copy = r.toByteArray();
+            ByteBuf b = r.payload();
+            if (b == a || !java.util.Arrays.equals(copy, ByteBufUtil.getBytes(b))) {
+                b.release();
+                r.reply(new byte[0]);
+            } else {
+                r.reply(b); // the second view, whole, echoed
+            }
+        });
+        byte[] bytes = random(size);
+        assertArrayEquals(bytes, client.call(Loopback.addressOf(server), bytes).get(30, TimeUnit.SECONDS));
+        Loopback.awaitIdle(client, server);
+    }
+
     @Test
     void responseNobodyTakes_released() throws Exception {
         BlockingQueue<HomaRequest> held = new LinkedBlockingQueue<>();

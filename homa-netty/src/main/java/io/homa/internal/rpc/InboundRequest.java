@@ -76,6 +76,13 @@ public abstract class InboundRequest implements DeadlineQueue.Entry {
     public final long rpcId;
     private final InetSocketAddress peer;
     private final ByteBuf body;
+    /** Where the bytes start in {@link #body}: read at absolute indices, as a caller may move its own. */
+    private final int bodyIndex;
+    /** 1 once {@link #payload()} lent {@link #body} itself; a field and an updater, not an object. */
+    @SuppressWarnings("unused") // written through BODY_LENT
+    private volatile int bodyLent;
+    private static final AtomicIntegerFieldUpdater<InboundRequest> BODY_LENT =
+            AtomicIntegerFieldUpdater.newUpdater(InboundRequest.class, "bodyLent");
     private final int length;
     private final int maxLength;
     /** OPEN, REPLIED or DROPPED; a field and an updater, not an object per request. */
@@ -115,6 +122,7 @@ public abstract class InboundRequest implements DeadlineQueue.Entry {
         this.peer = peer;
         this.length = message.length();
         this.body = NettyPayloadMemory.toByteBuf(message);
+        this.bodyIndex = body.readerIndex();
         this.maxLength = maxLength;
     }
 
@@ -132,17 +140,23 @@ public abstract class InboundRequest implements DeadlineQueue.Entry {
     public byte[] toByteArray() {
         retainBody();
         try {
-            return ByteBufUtil.getBytes(body);
+            return ByteBufUtil.getBytes(body, bodyIndex, length);
         } finally {
             body.release();
         }
     }
 
-    /** A new view of the bytes holding a reference of its own; throws IllegalStateException once answered or dropped. */
+    /**
+     * A view of the bytes holding a reference of its own, another object on each call; throws
+     * IllegalStateException once answered or dropped. The first call lends {@link #body} itself
+     * (no object made: the common handler takes it once, to read or echo it), which is why this
+     * object reads the body only at absolute indices; later calls get slices.
+     */
     public ByteBuf payload() {
         retainBody();
         try {
-            return body.duplicate(); // shares the reference just taken: the caller releases it
+            // Either way it shares the reference just taken: the caller releases it.
+            return BODY_LENT.compareAndSet(this, 0, 1) ? body : body.slice(bodyIndex, length);
         } catch (RuntimeException e) {
             body.release();
             throw e;
