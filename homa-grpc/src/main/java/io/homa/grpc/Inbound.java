@@ -47,8 +47,10 @@ final class Inbound {
     private record Early(Frame frame, InputStream message) {
     }
 
-    private final Map<Integer, Early> early = new HashMap<>();
-    private final ArrayDeque<InputStream> messages = new ArrayDeque<>();
+    /** Frames that overtook others, by sequence number; made when the first one does (rare). */
+    private Map<Integer, Early> early;
+    /** Sized for a unary call's one message (it grows for a stream's). */
+    private final ArrayDeque<InputStream> messages = new ArrayDeque<>(2);
     private int nextSeq;
     private long requested;
     private long granted;
@@ -76,6 +78,9 @@ final class Inbound {
         }
         if (f.seq != nextSeq) {
             // At most the granted messages, one HEADERS and one end frame can be waiting.
+            if (early == null) {
+                early = new HashMap<>();
+            }
             if (early.size() > granted + 2 || early.containsKey(f.seq)) {
                 throw new Violation("frame " + f + " is out of range or repeated (expecting seq " + nextSeq + ")");
             }
@@ -84,7 +89,7 @@ final class Inbound {
         }
         take(f, f.type == Frame.MESSAGE ? f.takeMessage() : null);
         Early next;
-        while ((next = early.remove(nextSeq)) != null) {
+        while (early != null && (next = early.remove(nextSeq)) != null) {
             take(next.frame(), next.message());
         }
         drain();
@@ -122,12 +127,14 @@ final class Inbound {
         while ((m = messages.poll()) != null) {
             StreamBase.discard(m);
         }
-        for (Early e : early.values()) {
-            if (e.message() != null) {
-                StreamBase.discard(e.message());
+        if (early != null) {
+            for (Early e : early.values()) {
+                if (e.message() != null) {
+                    StreamBase.discard(e.message());
+                }
             }
+            early.clear();
         }
-        early.clear();
     }
 
     /** Credits already granted (for OPEN's initial credit). */

@@ -30,7 +30,8 @@ final class Outbound {
     }
 
     private final long streamId;
-    private final ArrayDeque<Item> queue = new ArrayDeque<>();
+    /** Sized for a unary call's frames (it grows for a stream's). */
+    private final ArrayDeque<Item> queue = new ArrayDeque<>(4);
     private int nextSeq;
     private long credit;
     private int queuedMessages;
