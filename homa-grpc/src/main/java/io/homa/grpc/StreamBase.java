@@ -101,21 +101,37 @@ abstract class StreamBase implements Stream {
     /** Runs the queued listener calls and transport calls, then sends the queued frames. Call without the lock. */
     final void afterLock() {
         sync.drain();
-        List<ByteBuf> out;
-        List<Runnable> calls;
+        // One frame and at most one call (a unary call's every turn) are taken without copying the lists.
+        ByteBuf oneFrame = null;
+        List<ByteBuf> frames = null;
+        Runnable oneCall = null;
+        List<Runnable> calls = null;
         synchronized (this) {
-            if (sends.isEmpty() && afterLock.isEmpty()) {
-                return;
+            if (sends.size() == 1) {
+                oneFrame = sends.remove(0);
+            } else if (!sends.isEmpty()) {
+                frames = new ArrayList<>(sends);
+                sends.clear();
             }
-            out = new ArrayList<>(sends);
-            sends.clear();
-            calls = new ArrayList<>(afterLock);
-            afterLock.clear();
+            if (afterLock.size() == 1) {
+                oneCall = afterLock.remove(0);
+            } else if (!afterLock.isEmpty()) {
+                calls = new ArrayList<>(afterLock);
+                afterLock.clear();
+            }
         }
-        for (ByteBuf frame : out) {
-            send(frame);
+        if (oneFrame != null) {
+            send(oneFrame);
+        } else if (frames != null) {
+            for (ByteBuf frame : frames) {
+                send(frame);
+            }
         }
-        calls.forEach(Runnable::run);
+        if (oneCall != null) {
+            oneCall.run();
+        } else if (calls != null) {
+            calls.forEach(Runnable::run);
+        }
     }
 
     /** Whether this stream's OPEN may run twice (a client stream of an idempotent method); false here. */
