@@ -156,8 +156,16 @@ final class Frame {
      */
     static ByteBuf open(long streamId, int flags, String method, String authority, long timeoutNanos,
                         int credit, byte[][] headers, ByteBuf message) {
-        byte[] m = utf8(method);
-        byte[] a = utf8(authority);
+        Utf8 mm = lastMethod;
+        if (mm == null || !java.util.Objects.equals(mm.string, method)) {
+            lastMethod = mm = Utf8.of(method);
+        }
+        Utf8 am = lastAuthority;
+        if (am == null || !java.util.Objects.equals(am.string, authority)) {
+            lastAuthority = am = Utf8.of(authority);
+        }
+        byte[] m = mm.bytes;
+        byte[] a = am.bytes;
         int size = HEADER_BYTES + 8 + 4 + m.length + 4 + a.length + 4 + metadataSize(headers)
                 + (message == null ? 0 : 4);
         Writer w = new Writer(size).header(OPEN, flags | (message == null ? 0 : F_MESSAGE), streamId, 0)
@@ -231,8 +239,12 @@ final class Frame {
                 break;
             case OPEN:
                 f.timeoutNanos = r.int64();
-                f.method = r.string();
-                f.authority = r.string();
+                Utf8 mm = r.string(lastMethodRead);
+                lastMethodRead = mm;
+                f.method = mm.string;
+                Utf8 am = r.string(lastAuthorityRead);
+                lastAuthorityRead = am;
+                f.authority = am.string;
                 f.credit = r.nonNegativeInt("credit");
                 f.metadata = r.metadata();
                 if (f.has(F_MESSAGE)) {
@@ -435,9 +447,29 @@ final class Frame {
         }
     }
 
+    private static final byte[] NO_BYTES = {};
+
     private static byte[] utf8(String s) {
-        return s == null ? new byte[0] : s.getBytes(StandardCharsets.UTF_8);
+        return s == null ? NO_BYTES : s.getBytes(StandardCharsets.UTF_8);
     }
+
+    /**
+     * A string with its UTF-8 bytes (never changed): the last method and authority a frame carried,
+     * which the next frame most likely carries again (a channel calls few methods of one server),
+     * so that it is neither encoded nor decoded again. Any thread; a race only misses.
+     */
+    private record Utf8(String string, byte[] bytes) {
+        static Utf8 of(String s) {
+            return new Utf8(s, s == null ? NO_BYTES : s.getBytes(StandardCharsets.UTF_8));
+        }
+    }
+
+    /** Sent (a null string is sent as empty). */
+    private static volatile Utf8 lastMethod;
+    private static volatile Utf8 lastAuthority;
+    /** Received (never null). */
+    private static volatile Utf8 lastMethodRead;
+    private static volatile Utf8 lastAuthorityRead;
 
     private static int metadataSize(byte[][] kv) {
         int size = 4;
@@ -537,6 +569,29 @@ final class Frame {
             String v = b.toString(b.readerIndex(), len, StandardCharsets.UTF_8);
             b.skipBytes(len);
             return v;
+        }
+
+        /** A string, as {@code last} if its bytes are the same (nothing decoded), else a new one. */
+        Utf8 string(Utf8 last) throws Malformed {
+            int len = nonNegativeInt("length");
+            need(len);
+            if (last != null && last.bytes().length == len && sameBytes(last.bytes())) {
+                b.skipBytes(len);
+                return last;
+            }
+            byte[] bytes = new byte[len];
+            b.readBytes(bytes);
+            return new Utf8(new String(bytes, StandardCharsets.UTF_8), bytes);
+        }
+
+        private boolean sameBytes(byte[] want) {
+            int at = b.readerIndex();
+            for (int i = 0; i < want.length; i++) {
+                if (b.getByte(at + i) != want[i]) {
+                    return false;
+                }
+            }
+            return true;
         }
 
         long int64() throws Malformed {

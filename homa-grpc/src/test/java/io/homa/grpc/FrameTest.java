@@ -74,6 +74,23 @@ class FrameTest {
         return out.toByteArray();
     }
 
+    /** The last method and authority are remembered both ways: a change, a repeat and a null still read back right. */
+    @Test
+    void openFrames_readBackTheirOwnMethodAndAuthority_whateverCameBefore() throws Exception {
+        String[][] calls = {
+            {"svc/A", "host:1"}, {"svc/A", "host:1"}, {"svc/B", "host:1"}, {"svc/A", "other:2"},
+            {"svc/A", null}, {"svc/A", null}, {"svc/\u00e9", "host:1"}, {"svc/B", ""}, {"svc/B", "host:1"},
+        };
+        for (String[] c : calls) {
+            Frame open = decode(Frame.open(1, Frame.F_UNARY, c[0], c[1], -1, 0, metadata(), null));
+            assertEquals(c[0], open.method);
+            assertEquals(c[1] == null ? "" : c[1], open.authority, "a null authority is sent as empty");
+        }
+        // Same length, other bytes: not taken for the remembered one.
+        assertEquals("svc/C", decode(Frame.open(1, 0, "svc/C", "h", -1, 0, metadata(), null)).method);
+        assertEquals("svc/D", decode(Frame.open(1, 0, "svc/D", "h", -1, 0, metadata(), null)).method);
+    }
+
     @Test
     void everyFrameReadsBack() throws Exception {
         byte[] message = {1, 2, 3};
