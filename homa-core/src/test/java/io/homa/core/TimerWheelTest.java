@@ -56,6 +56,35 @@ class TimerWheelTest {
         assertEquals(List.of(r[0], r[1], r[3], r[4]), awake(w.startTick(3)));
     }
 
+    /**
+     * An ended RPC is handed back for reuse exactly once, and only when the wheel no longer refers
+     * to it: at once from the awake list, a wheel slot or parking; from the heap of woken RPCs
+     * only when the next tick drops it from there (reused before, the heap would hold a live RPC
+     * under a stale place).
+     */
+    @Test
+    void endedRpcs_areReleasedOnce_andAWakingOneOnlyAtTheNextTick() {
+        List<Rpc> released = new ArrayList<>();
+        TimerWheel w = new TimerWheel(released::add);
+        Rpc[] r = rpcs(w, 5);
+        w.remove(r[0]); // awake
+        assertEquals(List.of(r[0]), released);
+        w.sleep(r[1], 10);
+        w.remove(r[1]); // asleep in a slot
+        w.park(r[2]);
+        w.remove(r[2]); // parked
+        assertEquals(List.of(r[0], r[1], r[2]), released);
+        w.park(r[3]);
+        w.wake(r[3]);
+        w.remove(r[3]); // waking: still in the heap
+        w.remove(r[3]); // a second end changes nothing
+        assertEquals(List.of(r[0], r[1], r[2]), released, "not while the heap holds it");
+        assertEquals(List.of(r[4]), awake(w.startTick(1)));
+        assertEquals(List.of(r[0], r[1], r[2], r[3]), released, "the tick dropped it from the heap");
+        w.startTick(2);
+        assertEquals(4, released.size(), "released once");
+    }
+
     @Test
     void sleepingRpcs_areVisitedFromTheirTickOn_inAgeOrder() {
         TimerWheel w = new TimerWheel();
