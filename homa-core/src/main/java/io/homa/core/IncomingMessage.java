@@ -197,7 +197,8 @@ final class IncomingMessage {
         int last = (offset + n - 1) / CHUNK;
         if (last >= chunks.length) {
             // A table of one never grows (chunkCount 1): the kept array; else a new one.
-            chunks = chunkCount == 1 ? single : java.util.Arrays.copyOf(chunks, tableLength(chunkCount, chunks.length, last));
+            chunks = chunkCount == 1 ? single
+                    : java.util.Arrays.copyOf(chunks, tableLength(chunkCount, chunks.length, last));
         }
         int pos = offset;
         int from = srcIndex;

@@ -15,8 +15,8 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 /**
  * The engine reuses the objects of ended RPCs and of their messages ({@link Rpc#init},
  * {@link IncomingMessage#init}, {@link OutgoingMessage#init}): a reused object must equal a new
- * one in every field, or state would leak from one RPC into the next. Every field is set to something else first, so that a field added later and forgotten in
- * {@code init} fails here.
+ * one in every field, or state would leak from one RPC into the next. Every field is set to
+ * something else first, so that a field added later and forgotten in {@code init} fails here.
  */
 class ObjectReuseTest {
     private static final Peer PEER = new Peer(new InetSocketAddress("127.0.0.1", 4000));
