@@ -351,6 +351,9 @@ public final class DatagramWriter {
      */
     private void sendAlone(Transmit t, ByteBuf payload, int chIndex, InetSocketAddress to, int segments, int size,
                            int length, int written) {
+        if (segments == 1 && payload == null && faults == null && sentFromBatch(chIndex, written, to)) {
+            return;
+        }
         ByteBuf bytes = take(written);
         Channel ch = channels.get(chIndex);
         if (faults != null) {
@@ -368,6 +371,35 @@ public final class DatagramWriter {
             }
             bytes.release();
         }
+    }
+
+    /**
+     * The direct route for one whole datagram still in the batch (a caller's turn): sent from the
+     * batch's memory where it was written, with no slice or packet object; false where the route
+     * does not apply. If the socket's buffer is full it goes to Netty as {@link #write} would send it.
+     */
+    private boolean sentFromBatch(int chIndex, int length, InetSocketAddress to) {
+        if (direct == null || loop.inEventLoop() || !batch.hasMemoryAddress()) {
+            return false;
+        }
+        int at = batch.writerIndex();
+        int n;
+        shell[ShellCounter.SEND_CALLS.ordinal()]++;
+        try {
+            n = direct[chIndex].sendToAddress(batch.memoryAddress(), at, at + length, to.getAddress(), to.getPort());
+        } catch (IOException e) { // unreachable, refused by a firewall, ...: the protocol recovers
+            shell[ShellCounter.IO_ERRORS.ordinal()]++;
+            batch.writerIndex(at + length);
+            return true;
+        }
+        if (n <= 0) { // the socket's buffer is full (EAGAIN): Netty keeps it until it drains
+            channels.get(chIndex).write(new DatagramPacket(take(length), to), channels.get(chIndex).voidPromise());
+            queued[chIndex]++;
+            return true;
+        }
+        shell[ShellCounter.CALLER_DATAGRAMS.ordinal()]++;
+        batch.writerIndex(at + length);
+        return true;
     }
 
     /** The {@code length} bytes just written after the batch's writer index, as a slice of their own. */
