@@ -66,7 +66,8 @@ import java.util.concurrent.TimeUnit;
  * cipher writes new bytes anyway, and the engine's own copy into the plaintext is the cheaper gather.
  *
  * <p>Buffer ownership: the arena holds one reference to each buffer; every slice written holds one
- * more, released by Netty once sent (or here, once the direct route sent it). Delayed
+ * more, released by Netty once sent (or here, once the direct route sent it; a caller's lone
+ * datagram on the direct route is sent from the arena's buffer itself, with no slice). Delayed
  * (fault-injected) packets are released by {@link #close()} if they have not left yet. Used under
  * the loop's engine lock, on the loop or in a caller's turn.
  *
@@ -343,7 +344,6 @@ public final class DatagramWriter {
         runTo = null;
     }
 
-    /** Sends a transmit that joins no run, as the class comment says. */
     /**
      * Sends a transmit that joins no run, as the class comment says: {@code segments} datagrams
      * of {@code size} bytes ({@code length} in all, the last may be shorter), {@code written} of
