@@ -223,13 +223,10 @@ final class IncomingMessage {
     /** The complete message; its chunks now belong to it (this object no longer refers to them). */
     ReceivedMessage toMessage() {
         // Complete: every chunk was written, so the table has reached its full length.
-        ReceivedMessage m;
-        if (chunks == single) {
-            m = length == 0 ? new ReceivedMessage(0, NO_CHUNKS) : new ReceivedMessage(length, single[0]);
-            single[0] = null;
-        } else {
-            m = new ReceivedMessage(length, chunks);
-        }
+        // A message takes one part out of its array and keeps none for an empty one, so the kept
+        // one-slot table is never handed over.
+        ReceivedMessage m = new ReceivedMessage(length, chunks);
+        single[0] = null;
         chunks = NO_CHUNKS; // the message's now
         return m;
     }

@@ -31,7 +31,7 @@ final class RpcTable {
      * engine makes no such object per RPC, and little memory when it calms down.
      */
     private static final int MAX_SPARE_MESSAGES = 64;
-    /** RPC objects and incoming messages kept for reuse, at most: as for outgoing messages. */
+    /** RPC objects kept for reuse, at most: as for messages. */
     private static final int MAX_SPARE_RPCS = 64;
 
     private final EngineConfig cfg;
@@ -59,7 +59,7 @@ final class RpcTable {
      * {@link #MAX_SPARE_RPCS}): the timer's wheel hands them back (see {@link TimerWheel#remove}).
      */
     private final ArrayDeque<Rpc> spareRpcs = new ArrayDeque<>();
-    /** Incoming messages delivered or discarded, to be filled again (at most {@link #MAX_SPARE_RPCS}). */
+    /** Incoming messages delivered or discarded, to be filled again (at most {@link #MAX_SPARE_MESSAGES}). */
     private final ArrayDeque<IncomingMessage> spareIncoming = new ArrayDeque<>();
     /** The last tombstone expiry boxed: the RPCs that end within one tick share it. */
     private Long lastExpiry;
@@ -312,7 +312,7 @@ final class RpcTable {
     }
 
     private void spare(IncomingMessage in) {
-        if (spareIncoming.size() < MAX_SPARE_RPCS) {
+        if (spareIncoming.size() < MAX_SPARE_MESSAGES) {
             in.rpc = null; // nothing of the RPC stays with it
             spareIncoming.add(in);
         }

@@ -156,14 +156,10 @@ final class Frame {
      */
     static ByteBuf open(long streamId, int flags, String method, String authority, long timeoutNanos,
                         int credit, byte[][] headers, ByteBuf message) {
-        Utf8 mm = lastMethod;
-        if (mm == null || !java.util.Objects.equals(mm.string, method)) {
-            lastMethod = mm = Utf8.of(method);
-        }
-        Utf8 am = lastAuthority;
-        if (am == null || !java.util.Objects.equals(am.string, authority)) {
-            lastAuthority = am = Utf8.of(authority);
-        }
+        Utf8 mm = Utf8.of(method, lastMethod);
+        lastMethod = mm;
+        Utf8 am = Utf8.of(authority, lastAuthority);
+        lastAuthority = am;
         byte[] m = mm.bytes;
         byte[] a = am.bytes;
         int size = HEADER_BYTES + 8 + 4 + m.length + 4 + a.length + 4 + metadataSize(headers)
@@ -459,8 +455,9 @@ final class Frame {
      * so that it is neither encoded nor decoded again. Any thread; a race only misses.
      */
     private record Utf8(String string, byte[] bytes) {
-        static Utf8 of(String s) {
-            return new Utf8(s, s == null ? NO_BYTES : s.getBytes(StandardCharsets.UTF_8));
+        /** {@code s} with its bytes: {@code last} if it is the same string, else encoded. */
+        static Utf8 of(String s, Utf8 last) {
+            return last != null && java.util.Objects.equals(last.string, s) ? last : new Utf8(s, utf8(s));
         }
     }
 

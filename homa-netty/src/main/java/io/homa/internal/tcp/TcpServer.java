@@ -78,10 +78,11 @@ public final class TcpServer implements io.homa.internal.transport.TcpListener {
     private final AtomicLongArray counters;
     private final long requestTimeoutNanos;
     private final long oldestRetryNanos;
-    /** The listener, once bound (closed by {@link #close()}). */
+    /** The listener, once bound (closed by {@link #close(long)}). */
     private volatile Channel listener;
-    /** The connections accepted and not yet closed (closed by {@link #close()}). */
-    private final java.util.Set<Channel> accepted = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** The connections accepted and not yet closed (a group drops a channel once closed). */
+    private final io.netty.channel.group.ChannelGroup accepted =
+            new io.netty.channel.group.DefaultChannelGroup(io.netty.util.concurrent.GlobalEventExecutor.INSTANCE);
     private volatile boolean closed;
 
     public TcpServer(ShellConfig config, Host socket, Dispatcher dispatcher, AtomicLongArray counters) {
@@ -102,7 +103,6 @@ public final class TcpServer implements io.homa.internal.transport.TcpListener {
                     @Override
                     protected void initChannel(Channel ch) {
                         accepted.add(ch);
-                        ch.closeFuture().addListener(f -> accepted.remove(ch));
                         if (closed) {
                             ch.close();
                             return;

@@ -383,21 +383,11 @@ public final class DatagramWriter {
             return false;
         }
         int at = batch.writerIndex();
-        int n;
-        shell[ShellCounter.SEND_CALLS.ordinal()]++;
-        try {
-            n = direct[chIndex].sendToAddress(batch.memoryAddress(), at, at + length, to.getAddress(), to.getPort());
-        } catch (IOException e) { // unreachable, refused by a firewall, ...: the protocol recovers
-            shell[ShellCounter.IO_ERRORS.ordinal()]++;
-            batch.writerIndex(at + length);
-            return true;
-        }
-        if (n <= 0) { // the socket's buffer is full (EAGAIN): Netty keeps it until it drains
+        if (!sendDirect(chIndex, batch, at, at + length, to)) { // the socket's buffer is full
             channels.get(chIndex).write(new DatagramPacket(take(length), to), channels.get(chIndex).voidPromise());
             queued[chIndex]++;
             return true;
         }
-        shell[ShellCounter.CALLER_DATAGRAMS.ordinal()]++;
         batch.writerIndex(at + length);
         return true;
     }
@@ -498,27 +488,36 @@ public final class DatagramWriter {
             return false;
         }
         ByteBuf b = p.content();
-        InetSocketAddress to = p.recipient();
+        if (!sendDirect(chIndex, b, b.readerIndex(), b.writerIndex(), p.recipient())) {
+            return false; // the socket's buffer is full: Netty keeps it until it drains
+        }
+        p.release();
+        return true;
+    }
+
+    /**
+     * One {@code sendto} of {@code b[from, to)} on socket {@code chIndex}, counted: false if the
+     * socket's buffer is full (EAGAIN), true if the datagram is gone (sent, or dropped on an I/O
+     * error as Netty would drop it: unreachable, refused by a firewall, ...; the protocol recovers).
+     */
+    private boolean sendDirect(int chIndex, ByteBuf b, int from, int to, InetSocketAddress dst) {
         int n;
         shell[ShellCounter.SEND_CALLS.ordinal()]++;
         try {
             if (b.hasMemoryAddress()) {
-                n = direct[chIndex].sendToAddress(b.memoryAddress(), b.readerIndex(), b.writerIndex(),
-                        to.getAddress(), to.getPort());
+                n = direct[chIndex].sendToAddress(b.memoryAddress(), from, to, dst.getAddress(), dst.getPort());
             } else {
-                ByteBuffer nio = b.internalNioBuffer(b.readerIndex(), b.readableBytes());
-                n = direct[chIndex].sendTo(nio, nio.position(), nio.limit(), to.getAddress(), to.getPort());
+                ByteBuffer nio = b.internalNioBuffer(from, to - from);
+                n = direct[chIndex].sendTo(nio, nio.position(), nio.limit(), dst.getAddress(), dst.getPort());
             }
-        } catch (IOException e) { // unreachable, refused by a firewall, ...: the protocol recovers
+        } catch (IOException e) {
             shell[ShellCounter.IO_ERRORS.ordinal()]++;
-            p.release();
             return true;
         }
         if (n <= 0) {
-            return false; // the socket's buffer is full (EAGAIN): Netty keeps it until it drains
+            return false;
         }
         shell[ShellCounter.CALLER_DATAGRAMS.ordinal()]++;
-        p.release();
         return true;
     }
 
