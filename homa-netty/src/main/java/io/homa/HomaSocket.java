@@ -109,8 +109,11 @@ public interface HomaSocket extends AutoCloseable {
      *
      * <p>Ownership: one reference to {@code request} passes to the socket in every case, even when
      * this method throws; the socket releases it as soon as the RPC no longer needs it (response,
-     * failure or close). Its readable bytes are the request; do not change them until the future
-     * completes; it is read in place, also a composite. The response {@code ByteBuf} belongs to
+     * failure or close) and the datagrams that carried its bytes have left; a thread that just
+     * sent the last of them may drop its hold a moment after the future completed, so a caller that
+     * kept a reference of its own may see {@code refCnt()} fall a little later. Its readable bytes
+     * are the request; do not change them until the future completes; it is read in place, also a
+     * composite. The response {@code ByteBuf} belongs to
      * the caller, who releases it: it is the pooled memory the response was received in, not a
      * copy (a slice of the datagram for a response of one datagram, else a composite of 64 KiB
      * chunks), so a forgotten release leaks pooled memory. If nobody takes it (the future was

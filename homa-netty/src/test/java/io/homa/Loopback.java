@@ -3,6 +3,7 @@ package io.homa;
 import io.homa.internal.ShellConfig;
 import io.homa.internal.loop.EngineLoops;
 import io.homa.internal.transport.Transport;
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.epoll.EpollChannelOption;
 import io.netty.channel.epoll.EpollDatagramChannel;
 import io.netty.channel.uring.IoUring;
@@ -106,6 +107,15 @@ public final class Loopback {
             }
             LockSupport.parkNanos(1_000_000);
         }
+    }
+
+    /**
+     * Waits until the socket released {@code buffer}, a request or response it owned. Not at once
+     * when the future completes: the thread that sent the buffer's last datagram drops its slice
+     * just after the system call, and the response may be read meanwhile by another thread.
+     */
+    public static void awaitReleased(ByteBuf buffer, String what) {
+        await(Duration.ofSeconds(10), () -> buffer.refCnt() == 0, () -> what + ": still referenced " + buffer.refCnt() + " times");
     }
 
     /** Waits until neither socket holds RPC state. */

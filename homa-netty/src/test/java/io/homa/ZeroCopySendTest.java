@@ -68,7 +68,7 @@ class ZeroCopySendTest {
                 response.release();
             }
             Loopback.awaitIdle(client, server);
-            Loopback.await(WAIT, () -> request.refCnt() == 0, () -> "request still referenced: " + request.refCnt());
+            Loopback.awaitReleased(request, "the request the socket owned");
             HomaMetrics c = client.metrics();
             HomaMetrics s = server.metrics();
             Shell none = epoll() ? Shell.SEND_PAYLOAD_BYTES_COPIED : Shell.SEND_PAYLOAD_BYTES_IN_PLACE;
