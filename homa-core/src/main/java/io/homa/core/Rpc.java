@@ -49,7 +49,10 @@ final class Rpc {
      * longer knows it (else only when the server provably never had it whole).
      */
     boolean idempotent;
-    /** Server: the client acknowledged the response (the RPC ends with its client holding the response). */
+    /**
+     * Server: the client knows how the RPC ended: it acknowledged the response, cancelled the
+     * call, or was told OVERLOADED (a late duplicate of the id is then remembered only briefly).
+     */
     boolean acknowledged;
     /**
      * Client: when the whole request first went out (ns; any copy, restarts included), valid once

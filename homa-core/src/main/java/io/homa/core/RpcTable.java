@@ -248,15 +248,19 @@ final class RpcTable {
         } else {
             peer.serverRpcs.remove(rpc.clientId());
             serverRpcCount--;
-            if (rpc.state == Rpc.State.SERVER_AWAITING_ACK || rpc.state == Rpc.State.SERVER_RESPONDING) {
-                // The handler ran (there is a response). Acknowledged, the client has the response,
-                // so any request packet for this id still in the network is a late duplicate that
-                // must not run again: kept for two round trips at least (on a slow path a copy can
-                // be late by that much). Ended without an ACK (the client fell silent, or the RPC
-                // was abandoned), the client may still be receiving: it must learn that the request
-                // ran, not that it is unknown, or it would send it again (onResend answers a
-                // tombstoned id with RPC_UNKNOWN, which a client takes as "may have run"). Kept until
-                // a client that hears nothing more would have failed the call itself.
+            if (rpc.state == Rpc.State.SERVER_AWAITING_ACK || rpc.state == Rpc.State.SERVER_RESPONDING
+                    || rpc.acknowledged) {
+                // The handler ran (there is a response), or the client knows how the RPC ended
+                // (it acknowledged the response, cancelled the call, or was told OVERLOADED): any
+                // request packet for this id still in the network (duplicated, or late by a round
+                // trip or two on a slow path) is a late duplicate that must not run it (again),
+                // kept for two round trips at least. Ended without the client knowing (it fell
+                // silent, or the RPC was abandoned after its response went out), the client may
+                // still be receiving: it must learn that the request ran, not that it is unknown,
+                // or it would send it again (onResend answers a tombstoned id with RPC_UNKNOWN,
+                // which a client takes as "may have run"). Kept until a client that hears nothing
+                // more would have failed the call itself. An RPC abandoned before its response
+                // (its server state lost) leaves none: its client may send the request again.
                 long rtt = peer.roundTripTicks(cfg.tickNanos, roundTripCapTicks);
                 long keep = Math.max(cfg.tombstoneTicks, 2L * rtt);
                 if (!rpc.acknowledged) {

@@ -108,6 +108,45 @@ class DeadlineAndCancelTest {
         assertFalse(p.b.respond(p.now, p.addrA, id, bytes(10)), "the RPC is gone");
     }
 
+    /**
+     * The server's handler has the request when the CANCEL comes; a copy of the request's packet
+     * that the network duplicated and held back arrives after it: the request must not run again.
+     */
+    @Test
+    void cancel_ofADeliveredRequest_thenALateCopyOfItsPacket_doesNotRunItAgain() {
+        EnginePair p = new EnginePair(CFG);
+        long id = p.a.startRequest(p.now, p.addrB, bytes(100), p.now + 1_000 * MS);
+        var request = p.drain(p.a);
+        assertEquals(1, request.size());
+        request.forEach(p::deliver);
+        assertEquals(1, p.eventsB.stream().filter(e -> e.kind() == EngineEvent.Kind.REQUEST).count());
+        p.a.abort(p.now, id);
+        p.drain(p.a).forEach(p::deliver);
+        assertEquals(0, p.b.liveServerRpcs());
+        p.now += 2 * MS;
+        request.forEach(p::deliver); // the late copy
+        assertEquals(1, p.eventsB.stream().filter(e -> e.kind() == EngineEvent.Kind.REQUEST).count(),
+                "the request was delivered once");
+        assertEquals(0, p.b.liveServerRpcs());
+        assertEquals(1, p.b.counter(Counter.LATE_DUPLICATE_REQUESTS));
+    }
+
+    /** Refused as OVERLOADED (never run), a request must not run on a late copy of its packet either. */
+    @Test
+    void overloadRefusal_thenALateCopyOfTheRequest_doesNotRunIt() {
+        EnginePair p = new EnginePair(CFG);
+        p.a.startRequest(p.now, p.addrB, bytes(100), p.now + 1_000 * MS);
+        var request = p.drain(p.a);
+        request.forEach(p::deliver);
+        EngineEvent delivered = p.eventsB.get(p.eventsB.size() - 1);
+        assertTrue(p.b.rejectOverloaded(p.now, delivered.peer(), delivered.rpcId()));
+        p.now += 2 * MS;
+        request.forEach(p::deliver); // the late copy
+        assertEquals(1, p.eventsB.stream().filter(e -> e.kind() == EngineEvent.Kind.REQUEST).count(),
+                "the client was told it did not run: it must not run now");
+        assertEquals(0, p.b.liveServerRpcs());
+    }
+
     @Test
     void cancel_ofARequestStillArriving_freesItWithoutAnEvent() {
         EnginePair p = new EnginePair(CFG.toBuilder().maxGsoSegments(1).build());
