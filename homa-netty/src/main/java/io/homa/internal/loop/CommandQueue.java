@@ -50,6 +50,14 @@ final class CommandQueue {
         }
     }
 
+    /**
+     * Whether the loop is due to run the queue (a wake-up task is pending): a command added now
+     * joins that batch at no extra cost. Any thread; a hint, as it may change at once.
+     */
+    boolean loopDue() {
+        return wakeupPending.get();
+    }
+
     /** Wake-ups handed to the loop so far: each is one thread hand-off. */
     long handoffs() {
         return handoffs.sum();

@@ -68,11 +68,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Threads: the engine, and everything here that serves it (calls, requests, deadlines, the
  * writer, the counters), is guarded by one lock, the <em>engine lock</em>. The loop holds it for
  * each of its turns. A command from another thread (a call, a reply from a handler thread, a
- * cancellation) is a turn too: when the caller finds the lock free and the engine idle (fewer
- * than {@link #CALLER_TURN_MAX_LIVE_RPCS} live RPCs) it runs the turn itself, commands queued
- * before it first, and its datagrams leave by the {@link DatagramWriter}'s direct route (a system
+ * cancellation) is a turn too: when the caller finds the lock free, the engine idle (fewer
+ * than {@link #CALLER_TURN_MAX_LIVE_RPCS} live RPCs) and the loop not already due to run queued
+ * commands, it runs the turn itself, commands queued before it first, and its datagrams leave by the {@link DatagramWriter}'s direct route (a system
  * call on the channel's socket, not a task for the loop), so the loop is not woken at all; when the
- * lock is taken, or the engine busy, it queues the command for the loop, whose batch it then joins.
+ * lock is taken, the engine busy or the loop due, it queues the command for the loop, whose batch
+ * it then joins.
  * The loop spins briefly rather than park when a caller holds the lock. This caller turn is the
  * Linux Homa {@code sendmsg} path: the caller's thread sends its own request. It is on where every channel is a native one (epoll, io_uring) and no faults
  * are injected ({@code HomaConfig.callerSends()}).
@@ -356,7 +357,9 @@ final class EngineLoop {
             command.run();
         } else if (loop.inEventLoop()) {
             locked(command);
-        } else if (callerTurns && engineLock.tryLock()) {
+        } else if (callerTurns && !commands.loopDue() && engineLock.tryLock()) {
+            // Not while the loop is due to run queued commands: this one joins their batch (one
+            // drain, one flush, batched sends) rather than send them one datagram per system call.
             boolean idle = engine.liveClientRpcs() + engine.liveServerRpcs() < CALLER_TURN_MAX_LIVE_RPCS;
             try {
                 if (idle) {
