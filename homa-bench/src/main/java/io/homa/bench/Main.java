@@ -33,6 +33,9 @@ public final class Main {
         if (args.length > 0 && args[0].equals("collective")) {
             System.exit(io.homa.bench.collective.CollectiveCommand.execute(Arrays.copyOfRange(args, 1, args.length), System.out));
         }
+        if (args.length > 0 && args[0].equals("tcp-bulk")) { // the testbed's bulk flow (scripts/collective-testbed --bulk)
+            System.exit(io.homa.bench.collective.BulkTcp.execute(Arrays.copyOfRange(args, 1, args.length), System.out));
+        }
         if (args.length > 0 && args[0].equals("overload-server")) { // the server JVM of overload
             System.exit(io.homa.bench.overload.OverloadServer.run(Arrays.copyOfRange(args, 1, args.length), System.in,
                     System.out));
@@ -83,6 +86,9 @@ public final class Main {
                       [--transports homa,homa-inline,tcp] [--sizes 8,1K,1M | --min 8 --max 32M] [--sim [--sim-ranks 16,64]] [--out DIR]
                       Collectives over Homa and TCP in nccl-tests' terms (time, algbw, busbw, every result
                       checked): ranks in this JVM on loopback, or the simulated datacenter (docs/collectives.md).
+                  java -jar homa-bench.jar tcp-bulk --listen PORT --seconds N | --to HOST:PORT --seconds N
+                      One TCP bulk flow, each side printing its Mbit/s (what shares the testbed's links
+                      with a collective in scripts/collective-testbed --bulk).
                   java -jar homa-bench.jar <JMH regex> [JMH options]
                       JMH benchmarks, e.g.  java -jar homa-bench.jar UnloadedLatency -f1 -wi 2 -i 3
                       -l lists them, -h shows JMH's options, -prof gc reports allocation per call.

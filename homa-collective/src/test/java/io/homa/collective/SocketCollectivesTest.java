@@ -140,6 +140,56 @@ class SocketCollectivesTest {
         }
     }
 
+    /**
+     * Ranks are separate processes that start in any order: a rank whose socket opens after its
+     * peers sent it their first segments (and asked again, unanswered) still joins, and the
+     * operation completes (before, its peers took it for a restarted server and failed with
+     * HomaOutcomeUnknownException: seen on the testbed).
+     */
+    @Test
+    void aRankThatOpensItsSocketLate_stillJoinsTheOperation() throws Exception {
+        int n = 4;
+        List<HomaSocket> sockets = new java.util.ArrayList<>();
+        List<java.net.InetSocketAddress> members = new java.util.ArrayList<>();
+        for (int r = 0; r < n - 1; r++) {
+            sockets.add(HomaSocket.open(Loopback.config().build()));
+            members.add(Loopback.addressOf(sockets.get(r)));
+        }
+        int latePort;
+        try (java.net.DatagramSocket reserve = new java.net.DatagramSocket(0, java.net.InetAddress.getByName(Loopback.HOST))) {
+            latePort = reserve.getLocalPort();
+        }
+        members.add(new java.net.InetSocketAddress(Loopback.HOST, latePort));
+        List<CollectiveGroup> groups = new java.util.ArrayList<>();
+        try {
+            for (int r = 0; r < n - 1; r++) {
+                groups.add(CollectiveGroup.overHoma(sockets.get(r), members, r, CollectiveOptions.defaults()));
+            }
+            int[][] in = Reference.ints(5, n, 1_000);
+            int[] sum = Reference.intSum(in);
+            List<CompletableFuture<Void>> early = new java.util.ArrayList<>();
+            for (int r = 0; r < n - 1; r++) {
+                early.add(groups.get(r).allReduce(in[r], ReduceOp.SUM));
+            }
+            // The others have sent to the missing rank and asked again for an answer (RESEND).
+            Loopback.await(Duration.ofSeconds(20), () -> sockets.stream().mapToLong(s -> s.metrics().packetsSent("RESEND")).sum() > 0,
+                    () -> "no RESEND to the missing rank: " + sockets.get(0).metrics());
+            sockets.add(HomaSocket.open(Loopback.config().bindAddress(members.get(n - 1)).build()));
+            groups.add(CollectiveGroup.overHoma(sockets.get(n - 1), members, n - 1, CollectiveOptions.defaults()));
+            CompletableFuture<Void> late = groups.get(n - 1).allReduce(in[n - 1], ReduceOp.SUM);
+            for (CompletableFuture<Void> f : early) {
+                f.get(30, TimeUnit.SECONDS);
+            }
+            late.get(30, TimeUnit.SECONDS);
+            for (int r = 0; r < n; r++) {
+                assertArrayEquals(sum, in[r], "rank " + r);
+            }
+        } finally {
+            groups.forEach(CollectiveGroup::close);
+            sockets.forEach(HomaSocket::close);
+        }
+    }
+
     @Test
     void aMalformedMessage_isRefusedAndCounted_andTheGroupStillWorks() {
         try (Ranks ranks = new Ranks(Ranks.Transport.HOMA, 2, CollectiveOptions.defaults());

@@ -1,5 +1,6 @@
 package io.homa.collective.internal;
 
+import io.homa.CallOptions;
 import io.homa.HomaRequest;
 import io.homa.HomaSocket;
 import io.netty.buffer.ByteBuf;
@@ -44,7 +45,12 @@ public final class HomaLink implements Link {
         }
         CompletableFuture<ByteBuf> call;
         try {
-            call = socket.call(members[peer], message, Duration.ofNanos(timeoutNanos)); // releases message if it throws
+            // Idempotent: a rank drops a segment it holds already (and answers OK for an operation it
+            // finished), so a segment sent again is harmless; and a rank whose socket opened after its
+            // peers' first segments left looks to them like a restarted server, whose calls a
+            // non-idempotent caller fails (HomaOutcomeUnknownException) rather than sends again.
+            call = socket.call(members[peer], message, CallOptions.DEFAULT
+                    .withDeadline(Duration.ofNanos(timeoutNanos)).withIdempotent(true)); // releases message if it throws
         } catch (RuntimeException e) {
             callback.done(e, null);
             return;
