@@ -52,7 +52,7 @@ final class RankProcess {
         }
         List<Object> results = new ArrayList<>();
         try {
-            g.barrier().join(); // everyone is up
+            awaitEveryone(g);
             float[] warm = new float[1 << 18];
             for (int i = 0; i < 10; i++) {
                 g.allReduce(warm, ReduceOp.SUM).join();
@@ -122,5 +122,30 @@ final class RankProcess {
             }
         }
         return 0;
+    }
+
+    /** How long the ranks may take to start: JVMs started together on a busy machine come up seconds apart. */
+    static final java.time.Duration START_WINDOW = java.time.Duration.ofSeconds(120);
+
+    /**
+     * The first barrier, tried again while a rank is not up yet: a peer whose socket is not open
+     * is silent, and a call to it fails after the socket's silence timeout (a fraction of a
+     * second), long before a JVM started beside busy ones may be listening. Every rank's barrier
+     * fails alike while one is missing (none completes without it), and a late rank's first
+     * tries are refused with the failures the others recorded, so all ranks meet in the same
+     * operation.
+     */
+    static void awaitEveryone(CollectiveGroup g) {
+        long giveUp = System.nanoTime() + START_WINDOW.toNanos();
+        while (true) {
+            try {
+                g.barrier().join();
+                return;
+            } catch (java.util.concurrent.CompletionException e) {
+                if (!(e.getCause() instanceof io.homa.collective.CollectiveException) || System.nanoTime() - giveUp > 0) {
+                    throw e;
+                }
+            }
+        }
     }
 }
