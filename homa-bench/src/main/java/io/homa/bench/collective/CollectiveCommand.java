@@ -63,6 +63,7 @@ public final class CollectiveCommand {
         CollectiveOptions options = CollectiveOptions.defaults();
         int rankOf = -1;
         List<InetSocketAddress> members = null;
+        Path startFile = null;
         String transport = "homa";
         long linkMbps = 0;
         int homaMaxIncoming = 0;
@@ -105,6 +106,7 @@ public final class CollectiveCommand {
                     i++;
                 }
                 case "--transport" -> { transport = v; i++; }
+                case "--start-file" -> { startFile = Path.of(v); i++; }
                 case "--link-mbps" -> { linkMbps = Long.parseLong(v); i++; }
                 case "--homa-max-incoming" -> { homaMaxIncoming = (int) bytes(v); i++; }
                 case "--segment" -> { options = options.withSegmentBytes((int) bytes(v)); i++; }
@@ -128,7 +130,7 @@ public final class CollectiveCommand {
             }
             return RankProcess.run(rankOf, members, transport, linkMbps, homaMaxIncoming,
                     sizes != null ? sizes : List.of(1L << 20, 4L << 20, 16L << 20, 64L << 20, 128L << 20), options,
-                    dir == null ? null : dir.resolve("rank-" + rankOf + ".json"), out);
+                    dir == null ? null : dir.resolve("rank-" + rankOf + ".json"), startFile, out);
         }
         Map<String, Object> json = new LinkedHashMap<>();
         json.put("op", op);
@@ -185,7 +187,7 @@ public final class CollectiveCommand {
                 + "collective --job [--model resnet50|bert-large|BYTES] [--bucket 25M] [--steps 10] [--compute-ms 100]"
                 + " [--slow-rank R --slow-factor 1.5] [--jitter 0.1] [--coord-rate 1000] [--synthetic] [--seed 1]"
                 + " [--ranks 4] [--transports homa,homa-inline,tcp] [--out DIR]\n"
-                + "collective --rank R --members IP:PORT,... [--transport homa|tcp] [--link-mbps M] [--homa-max-incoming BYTES] [--sizes ...] [--out DIR]"
+                + "collective --rank R --members IP:PORT,... [--transport homa|tcp] [--link-mbps M] [--homa-max-incoming BYTES] [--sizes ...] [--start-file PATH] [--out DIR]"
                 + "  (one rank per process: scripts/collective-testbed)";
     }
 

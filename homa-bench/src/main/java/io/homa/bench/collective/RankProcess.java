@@ -31,7 +31,7 @@ final class RankProcess {
     }
 
     static int run(int rank, List<InetSocketAddress> members, String transport, long linkMbps, int maxIncoming,
-                   List<Long> sizes, CollectiveOptions options, Path outFile, PrintStream out) {
+                   List<Long> sizes, CollectiveOptions options, Path outFile, Path startFile, PrintStream out) {
         int n = members.size();
         HomaSocket socket = null;
         CollectiveGroup g;
@@ -52,7 +52,10 @@ final class RankProcess {
         }
         List<Object> results = new ArrayList<>();
         try {
-            awaitEveryone(g);
+            if (startFile != null) {
+                awaitStart(rank, startFile, System.err);
+            }
+            g.barrier().join(); // everyone is up
             float[] warm = new float[1 << 18];
             for (int i = 0; i < 10; i++) {
                 g.allReduce(warm, ReduceOp.SUM).join();
@@ -124,28 +127,25 @@ final class RankProcess {
         return 0;
     }
 
-    /** How long the ranks may take to start: JVMs started together on a busy machine come up seconds apart. */
+    /** How long a rank waits for its start signal: JVMs started together on a busy machine come up seconds apart. */
     static final java.time.Duration START_WINDOW = java.time.Duration.ofSeconds(120);
 
     /**
-     * The first barrier, tried again while a rank is not up yet: a peer whose socket is not open
-     * is silent, and a call to it fails after the socket's silence timeout (a fraction of a
-     * second), long before a JVM started beside busy ones may be listening. Every rank's barrier
-     * fails alike while one is missing (none completes without it), and a late rank's first
-     * tries are refused with the failures the others recorded, so all ranks meet in the same
-     * operation.
+     * Says this rank is up (serving its socket), then waits until {@code startFile} exists: the
+     * script creates it once every rank said so. A first barrier alone is not enough: a peer
+     * whose socket is not open yet is silent, and a call to it fails after the calling socket's
+     * silence timeout (a fraction of a second), sooner than a JVM started beside busy ones may be
+     * listening; and ranks that retried a failed barrier could meet in different operations.
      */
-    static void awaitEveryone(CollectiveGroup g) {
+    static void awaitStart(int rank, Path startFile, PrintStream err) {
+        err.println("collective rank " + rank + " is up");
+        err.flush();
         long giveUp = System.nanoTime() + START_WINDOW.toNanos();
-        while (true) {
-            try {
-                g.barrier().join();
-                return;
-            } catch (java.util.concurrent.CompletionException e) {
-                if (!(e.getCause() instanceof io.homa.collective.CollectiveException) || System.nanoTime() - giveUp > 0) {
-                    throw e;
-                }
+        while (!java.nio.file.Files.exists(startFile)) {
+            if (System.nanoTime() - giveUp > 0) {
+                throw new IllegalStateException("rank " + rank + ": no start signal (" + startFile + ") within " + START_WINDOW);
             }
+            java.util.concurrent.locks.LockSupport.parkNanos(10_000_000); // polls a file the script writes
         }
     }
 }
