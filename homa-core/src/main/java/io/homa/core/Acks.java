@@ -118,7 +118,7 @@ final class Acks {
         if (rpc != null && (rpc.state == Rpc.State.SERVER_AWAITING_ACK || rpc.state == Rpc.State.SERVER_RESPONDING)) {
             counters.bump(Counter.SERVER_RPCS_COMPLETED);
             rpc.state = Rpc.State.SERVER_AWAITING_ACK;
-            rpc.acknowledged = true;
+            rpc.endKnownToClient = true;
             rpcs.end(rpc);
         }
     }

@@ -108,7 +108,7 @@ final class ApplicationCommands {
         if (rpc.state == Rpc.State.SERVER_PROCESSING) {
             events.cancelled(rpc.clientId(), rpc.peer.address);
         }
-        rpc.acknowledged = true; // the client gave it up: a late copy of its request must not run it
+        rpc.endKnownToClient = true; // the client gave it up: a late copy of its request must not run it
         rpcs.end(rpc);
     }
 
@@ -131,7 +131,7 @@ final class ApplicationCommands {
         }
         counters.bump(Counter.SERVER_RPCS_ABANDONED);
         control.bare(client, PacketType.OVERLOADED, rpc.id, Counter.PACKETS_SENT_OVERLOADED);
-        rpc.acknowledged = true; // told it did not run: a late copy of the request must not run it now
+        rpc.endKnownToClient = true; // told it did not run: a late copy of the request must not run it now
         rpcs.end(rpc);
         return true;
     }

@@ -53,7 +53,7 @@ final class Rpc {
      * Server: the client knows how the RPC ended: it acknowledged the response, cancelled the
      * call, or was told OVERLOADED (a late duplicate of the id is then remembered only briefly).
      */
-    boolean acknowledged;
+    boolean endKnownToClient;
     /**
      * Client: when the whole request first went out (ns; any copy, restarts included), valid once
      * {@link #wholeRequestSent}. A server incarnation younger than this may be one that replaced a
@@ -107,7 +107,7 @@ final class Rpc {
         requestLength = 0;
         restarts = 0;
         idempotent = false;
-        acknowledged = false;
+        endKnownToClient = false;
         wholeRequestSentAt = 0;
         wholeRequestSent = false;
         lastAskTick = Long.MIN_VALUE / 2;

@@ -249,7 +249,7 @@ final class RpcTable {
             peer.serverRpcs.remove(rpc.clientId());
             serverRpcCount--;
             if (rpc.state == Rpc.State.SERVER_AWAITING_ACK || rpc.state == Rpc.State.SERVER_RESPONDING
-                    || rpc.acknowledged) {
+                    || rpc.endKnownToClient) {
                 // The handler ran (there is a response), or the client knows how the RPC ended
                 // (it acknowledged the response, cancelled the call, or was told OVERLOADED): any
                 // request packet for this id still in the network (duplicated, or late by a round
@@ -263,7 +263,7 @@ final class RpcTable {
                 // (its server state lost) leaves none: its client may send the request again.
                 long rtt = peer.roundTripTicks(cfg.tickNanos, roundTripCapTicks);
                 long keep = Math.max(cfg.tombstoneTicks, 2L * rtt);
-                if (!rpc.acknowledged) {
+                if (!rpc.endKnownToClient) {
                     keep = Math.max(keep, cfg.timeoutTicks);
                 }
                 if (keep > 0) {

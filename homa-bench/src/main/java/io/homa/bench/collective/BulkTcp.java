@@ -40,7 +40,7 @@ public final class BulkTcp {
             for (int i = 0; i < args.length; i++) {
                 switch (args[i]) {
                     case "--listen" -> listen = Integer.parseInt(args[++i]);
-                    case "--to" -> to = parseAddress(args[++i]);
+                    case "--to" -> to = io.homa.bench.load.LoadNodeCommand.address(args[++i]);
                     case "--seconds" -> seconds = Double.parseDouble(args[++i]);
                     default -> throw new IllegalArgumentException("unknown option " + args[i]);
                 }
@@ -72,14 +72,6 @@ public final class BulkTcp {
         double mbitPerSecond() {
             return nanos == 0 ? 0 : bytes * 8e3 / nanos;
         }
-    }
-
-    static InetSocketAddress parseAddress(String hostPort) {
-        int colon = hostPort.lastIndexOf(':');
-        if (colon <= 0) {
-            throw new IllegalArgumentException("--to wants HOST:PORT, was " + hostPort);
-        }
-        return new InetSocketAddress(hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1)));
     }
 
     /** Accepts one connection on {@code port} and reads it to its end. */

@@ -99,10 +99,7 @@ public final class CollectiveCommand {
                 case "--coord-load" -> { coordLoad = Double.parseDouble(v); i++; }
                 case "--rank" -> { rankOf = Integer.parseInt(v); i++; }
                 case "--members" -> {
-                    members = Arrays.stream(v.split(",")).map(a -> {
-                        int c = a.lastIndexOf(':');
-                        return new InetSocketAddress(a.substring(0, c), Integer.parseInt(a.substring(c + 1)));
-                    }).toList();
+                    members = Arrays.stream(v.split(",")).map(io.homa.bench.load.LoadNodeCommand::address).toList();
                     i++;
                 }
                 case "--transport" -> { transport = v; i++; }

@@ -109,7 +109,8 @@ public final class LoadNodeCommand implements java.util.concurrent.Callable<Inte
         };
     }
 
-    static InetSocketAddress address(String s) {
+    /** {@code ADDR:PORT} as an address (the last colon splits, so an IPv6 literal works); bench commands share it. */
+    public static InetSocketAddress address(String s) {
         int colon = s.lastIndexOf(':');
         if (colon < 0) {
             throw new IllegalArgumentException("expected ADDR:PORT, got " + s);
