@@ -155,6 +155,10 @@ public final class HomaTransport implements Transport {
         if (mtu != null) {
             b.mtu(mtu);
         }
+        Long linkMbps = Long.getLong("homa.bench.linkMbps");
+        if (linkMbps != null) {
+            b.linkMbps(linkMbps); // a testbed's emulated link rate (docs/tuning.md)
+        }
         Integer maxIncoming = Integer.getInteger("homa.bench.maxIncoming");
         if (maxIncoming != null) {
             b.maxIncoming(maxIncoming);
@@ -237,7 +241,13 @@ public final class HomaTransport implements Transport {
 
     @Override
     public EchoServer startServer() {
-        HomaSocket socket = HomaSocket.open(config);
+        return startServer(0);
+    }
+
+    @Override
+    public EchoServer startServer(int port) {
+        HomaSocket socket = HomaSocket.open(port == 0 ? config
+                : config.toBuilder().bindAddress(new InetSocketAddress(NettyIo.HOST, port)).build());
         try {
             // Zero-copy echo: the request's own bytes go back (one copy only when it arrived in
             // several chunks, as toByteArray would make).

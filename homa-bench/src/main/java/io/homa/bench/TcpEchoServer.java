@@ -32,6 +32,11 @@ public final class TcpEchoServer implements EchoServer {
      * reads) instead of being echoed: tests use it to answer out of order.
      */
     public TcpEchoServer(ChannelHandler frameHandler) {
+        this(frameHandler, 0);
+    }
+
+    /** A server on {@link NettyIo#HOST} and {@code port} (0: ephemeral) whose frames go to {@code frameHandler}. */
+    public TcpEchoServer(ChannelHandler frameHandler, int port) {
         group = NettyIo.newGroup(1, "tcp-server");
         try {
             serverChannel = new ServerBootstrap()
@@ -47,7 +52,7 @@ public final class TcpEchoServer implements EchoServer {
                             ch.pipeline().addLast(new TcpFrameDecoder(), frameHandler);
                         }
                     })
-                    .bind(NettyIo.anyPort()).syncUninterruptibly().channel();
+                    .bind(new java.net.InetSocketAddress(NettyIo.HOST, port)).syncUninterruptibly().channel();
         } catch (RuntimeException e) {
             NettyIo.shutdown(group);
             throw e;

@@ -36,6 +36,11 @@ public final class TcpTransport implements Transport {
     }
 
     @Override
+    public EchoServer startServer(int port) {
+        return new TcpEchoServer(new TcpEchoServer.EchoHandler(), port);
+    }
+
+    @Override
     public EchoClient connect(InetSocketAddress server) {
         return pooled ? new TcpPoolClient(server) : new TcpSingleClient(server);
     }

@@ -18,6 +18,19 @@ public interface Transport {
     /** Starts an echo server on {@link NettyIo#HOST} and an ephemeral port. */
     EchoServer startServer();
 
+    /**
+     * Starts an echo server on {@link NettyIo#HOST} and {@code port} (0: an ephemeral port), for
+     * processes that find each other by a port agreed in advance (the testbed's rank processes).
+     *
+     * @throws UnsupportedOperationException if this transport only binds ephemeral ports
+     */
+    default EchoServer startServer(int port) {
+        if (port == 0) {
+            return startServer();
+        }
+        throw new UnsupportedOperationException(name() + " binds ephemeral ports only");
+    }
+
     /** Starts a client of the server at {@code server}. */
     EchoClient connect(InetSocketAddress server);
 

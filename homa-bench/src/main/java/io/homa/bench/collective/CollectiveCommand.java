@@ -47,6 +47,7 @@ public final class CollectiveCommand {
         List<Integer> simRanks = List.of(16, 64);
         Path dir = null;
         boolean job = false;
+        boolean parameterServer = false;
         long model = RESNET50_BYTES;
         long bucket = 25L << 20;
         int steps = 10;
@@ -80,6 +81,14 @@ public final class CollectiveCommand {
                 case "--sim-ranks" -> { simRanks = Arrays.stream(v.split(",")).map(Integer::parseInt).toList(); i++; }
                 case "--out" -> { dir = Path.of(v); i++; }
                 case "--job" -> job = true;
+                case "--exchange" -> {
+                    parameterServer = switch (v.toLowerCase(Locale.ROOT)) {
+                        case "allreduce" -> false;
+                        case "ps", "parameter-server" -> true;
+                        default -> throw new IllegalArgumentException("--exchange is allreduce or ps (a parameter server), not " + v);
+                    };
+                    i++;
+                }
                 case "--model" -> {
                     model = switch (v.toLowerCase(Locale.ROOT)) {
                         case "resnet50" -> RESNET50_BYTES;
@@ -121,9 +130,24 @@ public final class CollectiveCommand {
         if (!List.of("allreduce", "broadcast", "allgather", "reducescatter").contains(op)) {
             throw new IllegalArgumentException("--op must be allreduce, broadcast, allgather or reducescatter, not " + op);
         }
+        if (job && steps < 2) {
+            throw new IllegalArgumentException("--steps must be at least 2 (step 0 warms up), not " + steps);
+        }
+        if (parameterServer && !job) {
+            throw new IllegalArgumentException("--exchange is an option of --job");
+        }
         if (rankOf >= 0) {
             if (members == null) {
                 throw new IllegalArgumentException("--rank needs --members ip:port,ip:port,... (every rank's, in rank order)");
+            }
+            if (rankOf >= members.size()) {
+                throw new IllegalArgumentException("--rank " + rankOf + " is not one of the " + members.size() + " --members");
+            }
+            if (job) {
+                JobEmulation.Job j = new JobEmulation.Job(members.size(), steps, (long) (computeMs * 1e6), slowRank, slowFactor,
+                        jitter, model, bucket, coordRate, synthetic, seed, parameterServer);
+                return JobRankProcess.run(rankOf, members, transport, linkMbps, homaMaxIncoming, options, j,
+                        dir == null ? null : dir.resolve("job.json"), startFile, out);
             }
             return RankProcess.run(rankOf, members, transport, linkMbps, homaMaxIncoming,
                     sizes != null ? sizes : List.of(1L << 20, 4L << 20, 16L << 20, 64L << 20, 128L << 20), options,
@@ -132,11 +156,8 @@ public final class CollectiveCommand {
         Map<String, Object> json = new LinkedHashMap<>();
         json.put("op", op);
         if (job) {
-            if (steps < 2) {
-                throw new IllegalArgumentException("--steps must be at least 2 (step 0 warms up), not " + steps);
-            }
             JobEmulation.Job j = new JobEmulation.Job(ranks, steps, (long) (computeMs * 1e6), slowRank, slowFactor, jitter,
-                    model, bucket, coordRate, synthetic, seed);
+                    model, bucket, coordRate, synthetic, seed, parameterServer);
             json.put("mode", "job");
             JobEmulation.header(out, j);
             List<Object> results = new ArrayList<>();
@@ -183,9 +204,10 @@ public final class CollectiveCommand {
                 + " [--sizes 8,1K,1M | --min 8 --max 32M] [--segment 1M] [--window 4] [--sim [--sim-ranks 16,64] [--coord-load 0.1] | --sim --incast 16,64 [--steps 10] [--port-buffer 46K]] [--out DIR]\n"
                 + "collective --job [--model resnet50|bert-large|BYTES] [--bucket 25M] [--steps 10] [--compute-ms 100]"
                 + " [--slow-rank R --slow-factor 1.5] [--jitter 0.1] [--coord-rate 1000] [--synthetic] [--seed 1]"
-                + " [--ranks 4] [--transports homa,homa-inline,tcp] [--out DIR]\n"
-                + "collective --rank R --members IP:PORT,... [--transport homa|tcp] [--link-mbps M] [--homa-max-incoming BYTES] [--sizes ...] [--start-file PATH] [--out DIR]"
-                + "  (one rank per process: scripts/collective-testbed)";
+                + " [--exchange allreduce|ps] [--ranks 4] [--transports homa,homa-inline,tcp] [--out DIR]\n"
+                + "collective --rank R --members IP:PORT,... [--transport homa|homa-inline|tcp] [--link-mbps M] [--homa-max-incoming BYTES]"
+                + " [--sizes ... | --job [job options]] [--start-file PATH] [--out DIR]"
+                + "  (one rank per process: scripts/collective-testbed; with --job, run it with -Dhoma.bench.host=its address)";
     }
 
     private static List<Long> powersOfFour(long min, long max) {

@@ -37,20 +37,39 @@ import java.util.concurrent.locks.LockSupport;
  * backward two thirds of a step make the gradient buckets ready one after another (in 25 MiB
  * buckets, as PyTorch DDP does) and each bucket's all-reduce starts the moment it is ready,
  * overlapped with the rest of the backward pass; the step ends when its compute is done and every
- * bucket is reduced (the optimizer needs them all). Beside it, coordination RPCs (100 B to 4 KB
+ * bucket is reduced (the optimizer needs them all). With a parameter server instead, rank 0 only
+ * serves and every other rank pushes each bucket to it and pulls it back (one RPC per
+ * {@link #PUSH_CHUNK} bytes: request and answer of that size, as {@code collective --sim --incast}
+ * models it): the incast of a parameter server. Beside it, coordination RPCs (100 B to 4 KB
  * echoes between random ranks, Poisson arrivals at a set rate, the same seed for every transport)
  * on an RPC socket of each rank's own, over the same kind of transport (Homa's default socket, or
  * one TCP connection per pair).
  *
  * <p>Reports the step time p50/p99, the job's completion time, the fraction of each step a rank
  * waits on the network after its compute, and the coordination RPCs' p50/p99 while an all-reduce is
- * running and overall.
+ * running and overall. Here all ranks run in this JVM; {@link JobRankProcess} runs one rank per
+ * process (the testbed).
  */
 final class JobEmulation {
     /** What a job is. */
     record Job(int ranks, int steps, long computeNanos, int slowRank, double slowFactor, double jitter,
-               long modelBytes, long bucketBytes, double coordPerSecond, boolean synthetic, long seed) {
+               long modelBytes, long bucketBytes, double coordPerSecond, boolean synthetic, long seed,
+               boolean parameterServer) {
+        /** Whether {@code rank} computes and exchanges gradients (in a parameter-server job rank 0 only serves). */
+        boolean isWorker(int rank) {
+            return !parameterServer || rank != 0;
+        }
+
+        int buckets() {
+            return (int) ((modelBytes + bucketBytes - 1) / bucketBytes);
+        }
     }
+
+    /**
+     * A push to the parameter server is sent in calls of at most this many bytes (Homa's messages
+     * are bounded by maxMessageLength, 1 MiB here as in Linux Homa); a bucket's calls all go at once.
+     */
+    static final int PUSH_CHUNK = 1 << 20;
 
     private JobEmulation() {
     }
@@ -63,6 +82,7 @@ final class JobEmulation {
         Transport rpc = Transports.create(transport.startsWith("homa") ? Transports.HOMA : Transports.TCP_SINGLE);
         List<EchoServer> servers = new ArrayList<>();
         List<List<EchoClient>> clients = new ArrayList<>();
+        List<EchoClient> pushClients = new ArrayList<>();
         try {
             if (transport.startsWith("homa")) {
                 for (int i = 0; i < n; i++) {
@@ -91,9 +111,17 @@ final class JobEmulation {
                     mine.add(p == r ? null : rpc.connect(servers.get(p).address()));
                 }
                 clients.add(mine);
+                // A worker's pushes travel on a client of their own, so that its coordination
+                // RPCs to rank 0 do not queue behind them on one TCP connection.
+                pushClients.add(job.parameterServer() && r != 0 ? rpc.connect(servers.get(0).address()) : null);
             }
-            return measure(transport, job, groups, clients, out);
+            return measure(transport, job, groups, clients, pushClients, out);
         } finally {
+            pushClients.forEach(c -> {
+                if (c != null) {
+                    c.close();
+                }
+            });
             clients.forEach(l -> l.forEach(c -> {
                 if (c != null) {
                     c.close();
@@ -106,19 +134,16 @@ final class JobEmulation {
     }
 
     private static Map<String, Object> measure(String transport, Job job, List<CollectiveGroup> groups,
-                                               List<List<EchoClient>> clients, PrintStream out) {
+                                               List<List<EchoClient>> clients, List<EchoClient> pushClients, PrintStream out) {
         int n = job.ranks();
-        int buckets = (int) ((job.modelBytes() + job.bucketBytes() - 1) / job.bucketBytes());
         AtomicInteger reducing = new AtomicInteger();
         long[][] stepNanos = new long[n][job.steps()];
         long[][] waitNanos = new long[n][job.steps()];
-        Histogram coordDuring = new Histogram(3);
-        Histogram coordAll = new Histogram(3);
-        AtomicInteger coordFailed = new AtomicInteger();
-        StopFlag running = new StopFlag();
+        Coordination coordination = new Coordination();
         long start = System.nanoTime();
-        Thread coordinator = new Thread(() -> coordinate(job, clients, reducing, coordDuring, coordAll, coordFailed, running),
-                "coordination");
+        SplittableRandom arrivals = new SplittableRandom(job.seed());
+        Thread coordinator = new Thread(() -> coordinate(job.coordPerSecond(), n, arrivals, () -> arrivals.nextInt(n), clients,
+                reducing, coordination), "coordination");
         coordinator.setDaemon(true);
         coordinator.start();
         List<CompletableFuture<Void>> ranks = new ArrayList<>();
@@ -127,7 +152,7 @@ final class JobEmulation {
             CompletableFuture<Void> done = new CompletableFuture<>();
             Thread t = new Thread(() -> {
                 try {
-                    runRank(job, rank, buckets, groups.get(rank), reducing, stepNanos[rank], waitNanos[rank]);
+                    runRank(job, rank, groups.get(rank), pushClients.get(rank), reducing, stepNanos[rank], waitNanos[rank]);
                     done.complete(null);
                 } catch (Throwable e) {
                     done.completeExceptionally(e);
@@ -139,29 +164,44 @@ final class JobEmulation {
         }
         CompletableFuture.allOf(ranks.toArray(new CompletableFuture[0])).join();
         long jct = System.nanoTime() - start;
-        running.stop = true;
+        coordination.stop();
         try {
             coordinator.join(10_000);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        coordination.awaitAnswers();
+        return summarize(transport, job, stepNanos, waitNanos, coordination.during, coordination.all, coordination.failed.get(),
+                jct, out);
+    }
+
+    /** The job's figures from every rank's step and wait times (workers only) and the coordination RPCs' latencies. */
+    static Map<String, Object> summarize(String transport, Job job, long[][] stepNanos, long[][] waitNanos, Histogram coordDuring,
+                                         Histogram coordAll, long coordFailed, long jct, PrintStream out) {
+        int n = job.ranks();
         // Step 0 warms the path up; the rest are the job's steady state.
-        long[] steps = Arrays.stream(stepNanos).flatMapToLong(a -> Arrays.stream(a, 1, a.length)).sorted().toArray();
+        List<Long> stepList = new ArrayList<>();
         double waitFraction = 0;
         int counted = 0;
         for (int r = 0; r < n; r++) {
+            if (!job.isWorker(r)) {
+                continue;
+            }
             for (int s = 1; s < job.steps(); s++) {
+                stepList.add(stepNanos[r][s]);
                 waitFraction += (double) waitNanos[r][s] / stepNanos[r][s];
                 counted++;
             }
         }
+        long[] steps = stepList.stream().mapToLong(Long::longValue).sorted().toArray();
         waitFraction /= Math.max(1, counted);
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("transport", transport);
+        m.put("exchange", job.parameterServer() ? "parameter-server" : "allreduce");
         m.put("ranks", n);
         m.put("steps", job.steps());
         m.put("model_bytes", job.modelBytes());
-        m.put("buckets", buckets);
+        m.put("buckets", job.buckets());
         m.put("compute_ms", job.computeNanos() / 1e6);
         m.put("slow_rank", job.slowRank());
         m.put("slow_factor", job.slowFactor());
@@ -177,32 +217,49 @@ final class JobEmulation {
         m.put("coord_during_allreduce_p99_us", coordDuring.getValueAtPercentile(99) / 1e3);
         m.put("coord_all_count", coordAll.getTotalCount());
         m.put("coord_all_p99_us", coordAll.getValueAtPercentile(99) / 1e3);
-        m.put("coord_failed", coordFailed.get());
+        m.put("coord_failed", coordFailed);
         out.printf(Locale.ROOT, "%-12s %9.1f %9.1f %8.2f %7.1f%% %8d %11.0f %11.0f %8d%n", transport,
                 pct(steps, 0.50) / 1e6, pct(steps, 0.99) / 1e6, jct / 1e9, waitFraction * 100,
                 coordDuring.getTotalCount(), coordDuring.getValueAtPercentile(50) / 1e3,
-                coordDuring.getValueAtPercentile(99) / 1e3, coordFailed.get());
+                coordDuring.getValueAtPercentile(99) / 1e3, coordFailed);
         return m;
     }
 
     static void header(PrintStream out, Job job) {
-        out.printf(Locale.ROOT, "%njob: %d ranks, %d steps, %.0f ms compute, model %s in %s buckets%s%s, %.0f coordination RPCs/s%n",
+        out.printf(Locale.ROOT, "%njob: %d ranks, %d steps, %.0f ms compute, model %s in %s buckets, %s%s%s, %.0f coordination RPCs/s%n",
                 job.ranks(), job.steps(), job.computeNanos() / 1e6, CollectiveCommand.size(job.modelBytes()),
                 CollectiveCommand.size(job.bucketBytes()),
+                job.parameterServer() ? "pushed to and pulled from rank 0 (a parameter server)" : "all-reduced",
                 job.slowRank() >= 0 ? ", rank " + job.slowRank() + " " + job.slowFactor() + "x slower" : "",
                 job.jitter() > 0 ? ", jitter " + job.jitter() : "", job.coordPerSecond());
         out.printf(Locale.ROOT, "%-12s %9s %9s %8s %8s %8s %11s %11s %8s%n", "transport", "step p50", "step p99",
                 "JCT s", "net wait", "coord n", "coord p50us", "coord p99us", "failed");
     }
 
-    private static void runRank(Job job, int rank, int buckets, CollectiveGroup g, AtomicInteger reducing,
-                                long[] stepNanos, long[] waitNanos) {
+    /**
+     * One rank's steps: compute, and each gradient bucket exchanged the moment the backward pass
+     * makes it ready (all-reduced in the group, or pushed to the parameter server, rank 0, whose
+     * answer is the pull); the step ends when its compute is done and every bucket is back. In a
+     * parameter-server job rank 0 has no steps (it serves pushes). Every all-reduced sum is
+     * checked; a pull must bring back as many bytes as were pushed (the server echoes: the
+     * traffic of a parameter server, not its arithmetic).
+     */
+    static void runRank(Job job, int rank, CollectiveGroup g, EchoClient push, AtomicInteger reducing,
+                        long[] stepNanos, long[] waitNanos) {
+        if (!job.isWorker(rank)) {
+            return;
+        }
+        int buckets = job.buckets();
         SplittableRandom random = new SplittableRandom(job.seed() * 31 + rank);
         CollectiveBuffer[] grads = new CollectiveBuffer[buckets];
         float[][] arrays = new float[buckets][];
+        long[] bucketBytes = new long[buckets];
         for (int b = 0; b < buckets; b++) {
-            long bytes = Math.min(job.bucketBytes(), job.modelBytes() - (long) b * job.bucketBytes());
-            int elements = (int) (bytes / 4);
+            bucketBytes[b] = Math.min(job.bucketBytes(), job.modelBytes() - (long) b * job.bucketBytes());
+            int elements = (int) (bucketBytes[b] / 4);
+            if (job.parameterServer()) {
+                continue; // pushes are sent from shared chunks (below)
+            }
             if (job.synthetic()) {
                 grads[b] = CollectiveBuffer.synthetic(DataType.FLOAT, elements);
             } else {
@@ -210,6 +267,7 @@ final class JobEmulation {
                 grads[b] = CollectiveBuffer.of(arrays[b]);
             }
         }
+        PushChunks chunks = job.parameterServer() ? new PushChunks(rank) : null;
         for (int s = 0; s < job.steps(); s++) {
             double factor = rank == job.slowRank() ? job.slowFactor() : 1.0;
             if (job.jitter() > 0) {
@@ -225,7 +283,9 @@ final class JobEmulation {
                     Arrays.fill(arrays[b], rank + 1); // this step's gradients
                 }
                 reducing.incrementAndGet();
-                pending.add(g.allReduce(grads[b], ReduceOp.SUM).whenComplete((v, e) -> reducing.decrementAndGet()));
+                CompletableFuture<Void> exchanged = job.parameterServer() ? chunks.pushAndPull(push, bucketBytes[b])
+                        : g.allReduce(grads[b], ReduceOp.SUM);
+                pending.add(exchanged.whenComplete((v, e) -> reducing.decrementAndGet()));
             }
             long computeDone = System.nanoTime();
             CompletableFuture.allOf(pending.toArray(new CompletableFuture[0])).join();
@@ -243,41 +303,89 @@ final class JobEmulation {
         }
     }
 
-    private static void coordinate(Job job, List<List<EchoClient>> clients, AtomicInteger reducing, Histogram during,
-                                   Histogram all, AtomicInteger failed, StopFlag running) {
-        if (job.coordPerSecond() <= 0) {
+    /** A worker's pushes: a bucket goes as calls of {@link #PUSH_CHUNK} bytes (the last shorter), all at once. */
+    private static final class PushChunks {
+        private final byte[] full = new byte[PUSH_CHUNK];
+        private final int rank;
+
+        PushChunks(int rank) {
+            this.rank = rank;
+            Arrays.fill(full, (byte) rank);
+        }
+
+        CompletableFuture<Void> pushAndPull(EchoClient server, long bytes) {
+            List<CompletableFuture<byte[]>> calls = new ArrayList<>();
+            for (long off = 0; off < bytes; off += PUSH_CHUNK) {
+                int len = (int) Math.min(PUSH_CHUNK, bytes - off);
+                byte[] chunk = len == PUSH_CHUNK ? full : Arrays.copyOf(full, len);
+                calls.add(server.call(chunk).thenApply(pulled -> {
+                    if (pulled.length != len) {
+                        throw new IllegalStateException("rank " + rank + ": pulled " + pulled.length + " bytes for a push of " + len);
+                    }
+                    return pulled;
+                }));
+            }
+            return CompletableFuture.allOf(calls.toArray(new CompletableFuture[0]));
+        }
+    }
+
+    /** The coordination RPCs' latencies, while an exchange runs and overall, and what failed. */
+    static final class Coordination {
+        final Histogram during = new Histogram(3);
+        final Histogram all = new Histogram(3);
+        final AtomicInteger failed = new AtomicInteger();
+        private final AtomicInteger inFlight = new AtomicInteger();
+        private volatile boolean stopped;
+
+        void stop() {
+            stopped = true;
+        }
+
+        /** Waits (at most the calls' own 5 s bound and a little) until every call sent has its answer or failed. */
+        void awaitAnswers() {
+            long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(7);
+            while (inFlight.get() > 0 && System.nanoTime() - giveUp < 0) {
+                LockSupport.parkNanos(1_000_000); // a bounded drain at the end of a run
+            }
+        }
+    }
+
+    /**
+     * Sends coordination RPCs (100 B to 4 KB, Poisson arrivals at {@code perSecond}, from a source
+     * {@code source} picks to a random other rank) until {@code coordination} stops.
+     */
+    static void coordinate(double perSecond, int n, SplittableRandom random, java.util.function.IntSupplier source,
+                           List<List<EchoClient>> clients, AtomicInteger reducing, Coordination coordination) {
+        if (perSecond <= 0 || n < 2) {
             return;
         }
-        int n = job.ranks();
-        if (n < 2) {
-            return;
-        }
-        SplittableRandom random = new SplittableRandom(job.seed());
-        double meanGap = 1e9 / job.coordPerSecond();
+        double meanGap = 1e9 / perSecond;
         long next = System.nanoTime();
-        while (!running.stop) {
+        while (!coordination.stopped) {
             next += (long) (-Math.log(1 - random.nextDouble()) * meanGap);
             long wait = next - System.nanoTime();
             if (wait > 0) {
                 LockSupport.parkNanos(wait);
             }
-            int src = random.nextInt(n);
+            int src = source.getAsInt();
             int dst = (src + 1 + random.nextInt(n - 1)) % n;
             byte[] request = new byte[100 + random.nextInt(4_000 - 100 + 1)];
             boolean duringReduce = reducing.get() > 0;
             long t0 = System.nanoTime();
+            coordination.inFlight.incrementAndGet();
             clients.get(src).get(dst).call(request).orTimeout(5, TimeUnit.SECONDS).whenComplete((reply, e) -> {
-                long us = System.nanoTime() - t0;
+                long ns = System.nanoTime() - t0;
                 if (e != null) {
-                    failed.incrementAndGet();
-                    return;
-                }
-                synchronized (all) {
-                    all.recordValue(us);
-                    if (duringReduce) {
-                        during.recordValue(us);
+                    coordination.failed.incrementAndGet();
+                } else {
+                    synchronized (coordination.all) {
+                        coordination.all.recordValue(ns);
+                        if (duringReduce) {
+                            coordination.during.recordValue(ns);
+                        }
                     }
                 }
+                coordination.inFlight.decrementAndGet();
             });
         }
     }
@@ -303,10 +411,5 @@ final class JobEmulation {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-    }
-
-    /** Tells the coordination thread to stop. */
-    private static final class StopFlag {
-        volatile boolean stop;
     }
 }

@@ -33,23 +33,8 @@ final class RankProcess {
     static int run(int rank, List<InetSocketAddress> members, String transport, long linkMbps, int maxIncoming,
                    List<Long> sizes, CollectiveOptions options, Path outFile, Path startFile, PrintStream out) {
         int n = members.size();
-        HomaSocket socket = null;
-        CollectiveGroup g;
-        if (transport.equals("homa")) {
-            HomaConfig.Builder b = HomaConfig.builder().bindAddress(members.get(rank));
-            if (linkMbps > 0) {
-                b.linkMbps(linkMbps); // the testbed's link rate, as docs/tuning.md says to set it
-            }
-            if (maxIncoming > 0) {
-                b.maxIncoming(maxIncoming); // the grant budget (default: ten round trips at the link rate)
-            }
-            socket = HomaSocket.open(b.build());
-            g = CollectiveGroup.overHoma(socket, members, rank, options);
-        } else if (transport.equals("tcp")) {
-            g = CollectiveGroup.overTcp(members, rank, options);
-        } else {
-            throw new IllegalArgumentException("--transport is homa or tcp, not " + transport);
-        }
+        Member me = join(rank, members, transport, linkMbps, maxIncoming, options);
+        CollectiveGroup g = me.group();
         List<Object> results = new ArrayList<>();
         try {
             if (startFile != null) {
@@ -107,10 +92,7 @@ final class RankProcess {
             }
             g.barrier().join(); // nobody leaves while another still needs it
         } finally {
-            g.close();
-            if (socket != null) {
-                socket.close();
-            }
+            me.close();
         }
         if (outFile != null) {
             try {
@@ -125,6 +107,46 @@ final class RankProcess {
             }
         }
         return 0;
+    }
+
+    /** This process's rank in the group, and the Homa socket under it (null over TCP). */
+    record Member(CollectiveGroup group, HomaSocket socket) implements AutoCloseable {
+        @Override
+        public void close() {
+            group.close();
+            if (socket != null) {
+                socket.close();
+            }
+        }
+    }
+
+    /**
+     * Joins the group as {@code rank}: over Homa ({@code homa}: the default configuration;
+     * {@code homa-inline}: with inlineExecution) with the testbed's link rate and grant budget if
+     * given, or over TCP.
+     */
+    static Member join(int rank, List<InetSocketAddress> members, String transport, long linkMbps, int maxIncoming,
+                       CollectiveOptions options) {
+        if (transport.equals("homa") || transport.equals("homa-inline")) {
+            HomaConfig.Builder b = HomaConfig.builder().bindAddress(members.get(rank))
+                    .inlineExecution(transport.equals("homa-inline"));
+            if (linkMbps > 0) {
+                b.linkMbps(linkMbps); // the testbed's link rate, as docs/tuning.md says to set it
+            }
+            if (maxIncoming > 0) {
+                b.maxIncoming(maxIncoming); // the grant budget (default: ten round trips at the link rate)
+            }
+            HomaSocket socket = HomaSocket.open(b.build());
+            try {
+                return new Member(CollectiveGroup.overHoma(socket, members, rank, options), socket);
+            } catch (RuntimeException e) {
+                socket.close();
+                throw e;
+            }
+        } else if (transport.equals("tcp")) {
+            return new Member(CollectiveGroup.overTcp(members, rank, options), null);
+        }
+        throw new IllegalArgumentException("--transport is homa, homa-inline or tcp, not " + transport);
     }
 
     /** How long a rank waits for its start signal: JVMs started together on a busy machine come up seconds apart. */
