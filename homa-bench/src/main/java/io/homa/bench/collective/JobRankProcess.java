@@ -33,8 +33,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * in {@link LatencyBuckets}); rank 0 prints the job's line and writes the JSON.
  *
  * <p>The RPC sockets bind to {@link NettyIo#HOST}: run the process with
- * {@code -Dhoma.bench.host=} its member address (and {@code -Dhoma.bench.linkMbps=} the testbed's
- * rate for Homa's RPC sockets).
+ * {@code -Dhoma.bench.host=} its member address. Over Homa they are the bench's {@code homa}
+ * transport's sockets (an inline echo handler) with the group's link rate and grant budget.
  */
 final class JobRankProcess {
     private JobRankProcess() {
@@ -50,6 +50,13 @@ final class JobRankProcess {
             throw new IllegalArgumentException("rank " + rank + " is " + members.get(rank).getAddress()
                     + ": run it with -D" + NettyIo.HOST_PROPERTY + "=" + members.get(rank).getAddress().getHostAddress()
                     + " (its RPC sockets bind there; now " + NettyIo.HOST.getHostAddress() + ")");
+        }
+        if (maxIncoming > 0) {
+            // The RPC sockets (a parameter server's pushes arrive on rank 0's) get the group's grant budget.
+            System.setProperty("homa.bench.maxIncoming", Integer.toString(maxIncoming));
+        }
+        if (linkMbps > 0 && System.getProperty("homa.bench.linkMbps") == null) {
+            System.setProperty("homa.bench.linkMbps", Long.toString(linkMbps)); // and its link rate
         }
         Transport rpc = Transports.create(transport.startsWith("homa") ? Transports.HOMA : Transports.TCP_SINGLE);
         List<EchoClient> mine = new ArrayList<>();
