@@ -171,6 +171,9 @@ final class JobEmulation {
             Thread.currentThread().interrupt();
         }
         coordination.awaitAnswers();
+        if (!coordination.causes.isEmpty()) {
+            System.err.println(transport + ": coordination RPCs failed: " + coordination.causes);
+        }
         return summarize(transport, job, stepNanos, waitNanos, coordination.during, coordination.all, coordination.failed.get(),
                 jct, out);
     }
@@ -334,6 +337,9 @@ final class JobEmulation {
         final Histogram during = new Histogram(3);
         final Histogram all = new Histogram(3);
         final AtomicInteger failed = new AtomicInteger();
+        /** Why calls failed: the cause's class and the pair of ranks, with how many (for the logs). */
+        final java.util.concurrent.ConcurrentHashMap<String, java.util.concurrent.atomic.LongAdder> causes =
+                new java.util.concurrent.ConcurrentHashMap<>();
         private final AtomicInteger inFlight = new AtomicInteger();
         private volatile boolean stopped;
 
@@ -377,6 +383,9 @@ final class JobEmulation {
                 long ns = System.nanoTime() - t0;
                 if (e != null) {
                     coordination.failed.incrementAndGet();
+                    Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
+                    coordination.causes.computeIfAbsent(cause.getClass().getSimpleName() + " " + src + "->" + dst,
+                            k -> new java.util.concurrent.atomic.LongAdder()).increment();
                 } else {
                     synchronized (coordination.all) {
                         coordination.all.recordValue(ns);

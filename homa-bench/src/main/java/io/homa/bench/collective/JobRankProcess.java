@@ -95,6 +95,9 @@ final class JobRankProcess {
             coordination.stop();
             coordinator.join(10_000);
             coordination.awaitAnswers();
+            if (!coordination.causes.isEmpty()) {
+                System.err.println("rank " + rank + ": coordination RPCs failed (cause, from->to: count): " + coordination.causes);
+            }
             g.barrier().join(); // no rank closes its RPC server while another's calls may still reach it
 
             // Everyone's figures to everyone: one slot per rank in the step and wait times, latency buckets summed.

@@ -1,0 +1,128 @@
+package io.homa.bench.collective;
+
+import io.homa.bench.JsonParser;
+import io.homa.collective.CollectiveOptions;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.DatagramSocket;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The emulated training job: every step's exchange completes and is checked (all-reduced sums;
+ * a parameter server's pulls as long as the pushes), over Homa and TCP, with all ranks in one
+ * process and with one rank per "process" (a thread each here, as the testbed's JVMs would run
+ * them), whose figures rank 0 adds up; and bad options say what is wrong.
+ */
+class JobEmulationTest {
+    /** 3 ranks, 3 steps of 10 ms, a model of 3 MiB + 100 B in 1 MiB buckets (chunks that do not divide evenly). */
+    private static JobEmulation.Job job(int ranks, boolean parameterServer) {
+        return new JobEmulation.Job(ranks, 3, 10_000_000L, -1, 1.0, 0, (3L << 20) + 100, 1L << 20, 300, false, 5, parameterServer);
+    }
+
+    @ParameterizedTest
+    @CsvSource({"homa-inline, false", "homa-inline, true", "tcp, false", "tcp, true"})
+    void aJobInOneProcess_completesEveryStep(String transport, boolean parameterServer) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        Map<String, Object> m = JobEmulation.run(transport, job(3, parameterServer),
+                new PrintStream(bytes, true, StandardCharsets.UTF_8));
+        assertEquals(parameterServer ? "parameter-server" : "allreduce", m.get("exchange"));
+        assertEquals(0L, ((Number) m.get("coord_failed")).longValue(), "no coordination RPC failed");
+        assertTrue(((Number) m.get("step_p50_ms")).doubleValue() >= 10, "a step takes at least its compute: " + m);
+        double wait = ((Number) m.get("network_wait_fraction")).doubleValue();
+        assertTrue(wait >= 0 && wait < 1, "the wait is a fraction of the step: " + wait);
+    }
+
+    @ParameterizedTest
+    @CsvSource({"homa, false", "homa, true", "tcp, false", "tcp, true"})
+    void rankProcesses_runTheJob_andRankZeroAddsTheirFiguresUp(String transport, boolean parameterServer, @TempDir Path dir)
+            throws Exception {
+        int n = 3;
+        List<InetSocketAddress> members = new ArrayList<>();
+        for (int r = 0; r < n; r++) {
+            members.add(new InetSocketAddress(InetAddress.getLoopbackAddress(), freePortPair()));
+        }
+        JobEmulation.Job job = job(n, parameterServer);
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
+        List<CompletableFuture<Integer>> ranks = new ArrayList<>();
+        for (int r = 0; r < n; r++) {
+            int rank = r;
+            ranks.add(CompletableFuture.supplyAsync(() -> JobRankProcess.run(rank, members, transport, 0, 0,
+                    CollectiveOptions.defaults(), job, rank == 0 ? dir.resolve("job.json") : null, null, out)));
+        }
+        for (CompletableFuture<Integer> r : ranks) {
+            assertEquals(0, r.get(120, TimeUnit.SECONDS));
+        }
+        @SuppressWarnings("unchecked")
+        Map<String, Object> json = (Map<String, Object>) JsonParser.parse(Files.readString(dir.resolve("job.json")));
+        assertEquals("testbed-job", json.get("mode"));
+        @SuppressWarnings("unchecked")
+        Map<String, Object> m = ((List<Map<String, Object>>) json.get("results")).get(0);
+        assertEquals(n, ((Number) m.get("ranks")).intValue());
+        assertEquals(0L, ((Number) m.get("coord_failed")).longValue(), "no coordination RPC failed");
+        assertTrue(((Number) m.get("step_p50_ms")).doubleValue() >= 10, "every worker's steps were added up: " + m);
+        assertTrue(((Number) m.get("job_completion_s")).doubleValue() > 0);
+        assertTrue(bytes.toString(StandardCharsets.UTF_8).contains(parameterServer ? "parameter server" : "all-reduced"),
+                bytes.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void badOptions_sayWhatIsWrong() {
+        PrintStream out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> CollectiveCommand.execute(new String[]{"--job", "--exchange", "gossip"}, out));
+        assertTrue(e.getMessage().contains("--exchange is allreduce or ps"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> CollectiveCommand.execute(new String[]{"--exchange", "ps"}, out));
+        assertTrue(e.getMessage().contains("option of --job"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> CollectiveCommand.execute(
+                new String[]{"--job", "--rank", "2", "--members", "127.0.0.1:1,127.0.0.1:2"}, out));
+        assertTrue(e.getMessage().contains("not one of the 2 --members"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> CollectiveCommand.execute(
+                new String[]{"--job", "--rank", "1", "--members", "127.0.0.1:5000,10.99.0.1:5000"}, out));
+        assertTrue(e.getMessage().contains("-Dhoma.bench.host=10.99.0.1"), e.getMessage());
+    }
+
+    /** A port whose number and the next are free for both UDP and TCP (a group port and its RPC port). */
+    private static int freePortPair() throws IOException {
+        for (int attempt = 0; attempt < 200; attempt++) {
+            int port;
+            try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+                port = s.getLocalPort();
+            }
+            if (port < 65_535 && free(port) && free(port + 1)) {
+                return port;
+            }
+        }
+        throw new IOException("no two free consecutive ports on loopback");
+    }
+
+    private static boolean free(int port) {
+        try (ServerSocket t = new ServerSocket(port, 1, InetAddress.getLoopbackAddress());
+             DatagramSocket u = new DatagramSocket(new InetSocketAddress(InetAddress.getLoopbackAddress(), port))) {
+            return t.getLocalPort() == port && u.getLocalPort() == port;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+}
