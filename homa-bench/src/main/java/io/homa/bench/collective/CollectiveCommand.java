@@ -117,6 +117,7 @@ public final class CollectiveCommand {
                 case "--homa-max-incoming" -> { homaMaxIncoming = (int) bytes(v); i++; }
                 case "--segment" -> { options = options.withSegmentBytes((int) bytes(v)); i++; }
                 case "--window" -> { options = options.withSegmentsInFlight(Integer.parseInt(v)); i++; }
+                case "--deadline" -> { options = options.withDeadline(java.time.Duration.ofSeconds(Long.parseLong(v))); i++; }
                 case "--port-buffer" -> { portBuffer = bytes(v); i++; }
                 case "--incast" -> { incast = Arrays.stream(v.split(",")).map(Integer::parseInt).toList(); i++; }
                 case "--seed" -> { seed = Long.parseLong(v); i++; }
@@ -136,6 +137,9 @@ public final class CollectiveCommand {
         if (parameterServer && !job) {
             throw new IllegalArgumentException("--exchange is an option of --job");
         }
+        if (parameterServer && slowRank == 0) {
+            throw new IllegalArgumentException("--slow-rank 0 is the parameter server, which computes nothing: name a worker (1 or more)");
+        }
         if (rankOf >= 0) {
             if (members == null) {
                 throw new IllegalArgumentException("--rank needs --members ip:port,ip:port,... (every rank's, in rank order)");
@@ -146,8 +150,15 @@ public final class CollectiveCommand {
             if (job) {
                 JobEmulation.Job j = new JobEmulation.Job(members.size(), steps, (long) (computeMs * 1e6), slowRank, slowFactor,
                         jitter, model, bucket, coordRate, synthetic, seed, parameterServer);
+                checkJob(j);
+                Path start = startFile;
                 return JobRankProcess.run(rankOf, members, transport, linkMbps, homaMaxIncoming, options, j,
-                        dir == null ? null : dir.resolve("job.json"), startFile, out);
+                        dir == null ? null : dir.resolve("job.json"),
+                        r -> {
+                            if (start != null) {
+                                RankProcess.awaitStart(r, start, System.err);
+                            }
+                        }, out);
             }
             return RankProcess.run(rankOf, members, transport, linkMbps, homaMaxIncoming,
                     sizes != null ? sizes : List.of(1L << 20, 4L << 20, 16L << 20, 64L << 20, 128L << 20), options,
@@ -158,6 +169,7 @@ public final class CollectiveCommand {
         if (job) {
             JobEmulation.Job j = new JobEmulation.Job(ranks, steps, (long) (computeMs * 1e6), slowRank, slowFactor, jitter,
                     model, bucket, coordRate, synthetic, seed, parameterServer);
+            checkJob(j);
             json.put("mode", "job");
             JobEmulation.header(out, j);
             List<Object> results = new ArrayList<>();
@@ -194,6 +206,15 @@ public final class CollectiveCommand {
         return 0;
     }
 
+    private static void checkJob(JobEmulation.Job j) {
+        if (j.ranks() < 2) {
+            throw new IllegalArgumentException("a job needs at least 2 ranks, not " + j.ranks());
+        }
+        if (j.slowRank() >= j.ranks()) {
+            throw new IllegalArgumentException("--slow-rank " + j.slowRank() + " is not one of the " + j.ranks() + " ranks");
+        }
+    }
+
     /** ResNet-50's 25.6 M parameters in fp32. */
     static final long RESNET50_BYTES = 25_600_000L * 4;
     /** BERT-large's 340 M parameters in fp32. */
@@ -204,7 +225,7 @@ public final class CollectiveCommand {
                 + " [--sizes 8,1K,1M | --min 8 --max 32M] [--segment 1M] [--window 4] [--sim [--sim-ranks 16,64] [--coord-load 0.1] | --sim --incast 16,64 [--steps 10] [--port-buffer 46K]] [--out DIR]\n"
                 + "collective --job [--model resnet50|bert-large|BYTES] [--bucket 25M] [--steps 10] [--compute-ms 100]"
                 + " [--slow-rank R --slow-factor 1.5] [--jitter 0.1] [--coord-rate 1000] [--synthetic] [--seed 1]"
-                + " [--exchange allreduce|ps] [--ranks 4] [--transports homa,homa-inline,tcp] [--out DIR]\n"
+                + " [--exchange allreduce|ps] [--deadline SECONDS] [--ranks 4] [--transports homa,homa-inline,tcp] [--out DIR]\n"
                 + "collective --rank R --members IP:PORT,... [--transport homa|homa-inline|tcp] [--link-mbps M] [--homa-max-incoming BYTES]"
                 + " [--sizes ... | --job [job options]] [--start-file PATH] [--out DIR]"
                 + "  (one rank per process: scripts/collective-testbed; with --job, run it with -Dhoma.bench.host=its address)";

@@ -39,8 +39,9 @@ import java.util.concurrent.locks.LockSupport;
  * overlapped with the rest of the backward pass; the step ends when its compute is done and every
  * bucket is reduced (the optimizer needs them all). With a parameter server instead, rank 0 only
  * serves and every other rank pushes each bucket to it and pulls it back (one RPC per
- * {@link #PUSH_CHUNK} bytes: request and answer of that size, as {@code collective --sim --incast}
- * models it): the incast of a parameter server. Beside it, coordination RPCs (100 B to 4 KB
+ * {@link #PUSH_CHUNK} bytes: request and answer of that size), and every step starts for all
+ * ranks together (a barrier: synchronous training, as {@code collective --sim --incast} models
+ * it): the incast of a parameter server. Beside it, coordination RPCs (100 B to 4 KB
  * echoes between random ranks, Poisson arrivals at a set rate, the same seed for every transport)
  * on an RPC socket of each rank's own, over the same kind of transport (Homa's default socket, or
  * one TCP connection per pair).
@@ -66,10 +67,12 @@ final class JobEmulation {
     }
 
     /**
-     * A push to the parameter server is sent in calls of at most this many bytes (Homa's messages
-     * are bounded by maxMessageLength, 1 MiB here as in Linux Homa); a bucket's calls all go at once.
+     * A push to the parameter server is sent in calls of at most this many bytes (about Linux
+     * Homa's limit on a message, 1,000,000 bytes); a bucket's calls all go at once.
      */
     static final int PUSH_CHUNK = 1 << 20;
+    /** How long a push may wait for its pull before the step fails (over TCP nothing else bounds it). */
+    static final long PUSH_TIMEOUT_SECONDS = 60;
 
     private JobEmulation() {
     }
@@ -162,9 +165,12 @@ final class JobEmulation {
             t.start();
             ranks.add(done);
         }
-        CompletableFuture.allOf(ranks.toArray(new CompletableFuture[0])).join();
+        try {
+            CompletableFuture.allOf(ranks.toArray(new CompletableFuture[0])).join();
+        } finally {
+            coordination.stop(); // also when a rank failed: the clients close next
+        }
         long jct = System.nanoTime() - start;
-        coordination.stop();
         try {
             coordinator.join(10_000);
         } catch (InterruptedException e) {
@@ -243,13 +249,17 @@ final class JobEmulation {
      * One rank's steps: compute, and each gradient bucket exchanged the moment the backward pass
      * makes it ready (all-reduced in the group, or pushed to the parameter server, rank 0, whose
      * answer is the pull); the step ends when its compute is done and every bucket is back. In a
-     * parameter-server job rank 0 has no steps (it serves pushes). Every all-reduced sum is
-     * checked; a pull must bring back as many bytes as were pushed (the server echoes: the
-     * traffic of a parameter server, not its arithmetic).
+     * parameter-server job every step starts with the group's barrier (the pulls of the last step
+     * are all back), and rank 0 only meets the others there (its RPC socket serves the pushes).
+     * Every all-reduced sum is checked; a pull must bring back as many bytes as were pushed (the
+     * server echoes: the traffic of a parameter server, not its arithmetic).
      */
     static void runRank(Job job, int rank, CollectiveGroup g, EchoClient push, AtomicInteger reducing,
                         long[] stepNanos, long[] waitNanos) {
         if (!job.isWorker(rank)) {
+            for (int s = 0; s < job.steps(); s++) {
+                g.barrier().join(); // the server's part of each step's start
+            }
             return;
         }
         int buckets = job.buckets();
@@ -277,6 +287,9 @@ final class JobEmulation {
                 factor *= 1 + job.jitter() * (random.nextDouble() * 2 - 1);
             }
             long compute = (long) (job.computeNanos() * factor);
+            if (job.parameterServer()) {
+                g.barrier().join(); // synchronous training: every worker has its parameters
+            }
             long t0 = System.nanoTime();
             sleep(compute / 3); // forward
             List<CompletableFuture<Void>> pending = new ArrayList<>();
@@ -321,7 +334,7 @@ final class JobEmulation {
             for (long off = 0; off < bytes; off += PUSH_CHUNK) {
                 int len = (int) Math.min(PUSH_CHUNK, bytes - off);
                 byte[] chunk = len == PUSH_CHUNK ? full : Arrays.copyOf(full, len);
-                calls.add(server.call(chunk).thenApply(pulled -> {
+                calls.add(server.call(chunk).orTimeout(PUSH_TIMEOUT_SECONDS, TimeUnit.SECONDS).thenApply(pulled -> {
                     if (pulled.length != len) {
                         throw new IllegalStateException("rank " + rank + ": pulled " + pulled.length + " bytes for a push of " + len);
                     }

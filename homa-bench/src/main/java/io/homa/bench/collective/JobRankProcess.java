@@ -28,7 +28,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * testbed host (scripts/collective-testbed --job). The rank joins the group on its member address,
  * serves coordination RPCs (and, as rank 0 of a parameter-server job, the pushes) on the next
  * port, and sends its share of the coordination RPCs ({@code coordPerSecond / n}, arrivals seeded
- * by the job's seed and the rank) to random other ranks. After the last step the ranks add their
+ * by the job's seed and the rank) to random other ranks; a call counts as "during an exchange"
+ * when its own rank had a bucket in flight as it left (in one JVM: when any rank had; so in a
+ * parameter-server job rank 0's calls never count). After the last step the ranks add their
  * figures up with the group's own all-reduce (step and wait times in one slot per rank, latencies
  * in {@link LatencyBuckets}); rank 0 prints the job's line and writes the JSON.
  *
@@ -40,8 +42,13 @@ final class JobRankProcess {
     private JobRankProcess() {
     }
 
+    /**
+     * @param awaitStart called with this rank once its sockets serve, returns when all ranks may
+     *                   start (scripts/collective-testbed: a start file; tests: a barrier)
+     */
     static int run(int rank, List<InetSocketAddress> members, String transport, long linkMbps, int maxIncoming,
-                   CollectiveOptions options, JobEmulation.Job job, Path outFile, Path startFile, PrintStream out) {
+                   CollectiveOptions options, JobEmulation.Job job, Path outFile,
+                   java.util.function.IntConsumer awaitStart, PrintStream out) {
         int n = members.size();
         if (job.ranks() != n) {
             throw new IllegalArgumentException("the job has " + job.ranks() + " ranks but --members lists " + n);
@@ -64,9 +71,7 @@ final class JobRankProcess {
         try (RankProcess.Member me = RankProcess.join(rank, members, transport, linkMbps, maxIncoming, options);
              EchoServer server = rpc.startServer(rpcPort(members.get(rank)))) {
             CollectiveGroup g = me.group();
-            if (startFile != null) {
-                RankProcess.awaitStart(rank, startFile, System.err);
-            }
+            awaitStart.accept(rank);
             g.barrier().join(); // every rank (and its RPC server) is up
             for (int p = 0; p < n; p++) {
                 mine.add(p == rank ? null : rpc.connect(rpcAddress(members.get(p))));
@@ -89,10 +94,13 @@ final class JobRankProcess {
                     clients, exchanging, coordination), "coordination");
             coordinator.setDaemon(true);
             coordinator.start();
-            JobEmulation.runRank(job, rank, g, push, exchanging, stepNanos, waitNanos);
-            g.barrier().join(); // every rank has finished its steps: the job is complete
+            try {
+                JobEmulation.runRank(job, rank, g, push, exchanging, stepNanos, waitNanos);
+                g.barrier().join(); // every rank has finished its steps: the job is complete
+            } finally {
+                coordination.stop(); // also when the job failed: the clients close below
+            }
             long jct = System.nanoTime() - start;
-            coordination.stop();
             coordinator.join(10_000);
             coordination.awaitAnswers();
             if (!coordination.causes.isEmpty()) {

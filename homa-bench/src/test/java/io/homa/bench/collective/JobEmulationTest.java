@@ -58,17 +58,40 @@ class JobEmulationTest {
             throws Exception {
         int n = 3;
         List<InetSocketAddress> members = new ArrayList<>();
-        for (int r = 0; r < n; r++) {
-            members.add(new InetSocketAddress(InetAddress.getLoopbackAddress(), freePortPair()));
+        java.util.Set<Integer> taken = new java.util.HashSet<>();
+        while (members.size() < n) {
+            int port = freePortPair();
+            if (taken.add(port) && !taken.contains(port - 1) && !taken.contains(port + 1)) { // ranks' pairs do not overlap
+                taken.add(port + 1);
+                members.add(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+            }
         }
         JobEmulation.Job job = job(n, parameterServer);
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
+        // Every rank serves its sockets before any sends (a silent peer would fail the first barrier), as the start file does.
+        java.util.concurrent.CyclicBarrier allUp = new java.util.concurrent.CyclicBarrier(n);
         List<CompletableFuture<Integer>> ranks = new ArrayList<>();
         for (int r = 0; r < n; r++) {
             int rank = r;
-            ranks.add(CompletableFuture.supplyAsync(() -> JobRankProcess.run(rank, members, transport, 0, 0,
-                    CollectiveOptions.defaults(), job, rank == 0 ? dir.resolve("job.json") : null, null, out)));
+            CompletableFuture<Integer> done = new CompletableFuture<>();
+            Thread t = new Thread(() -> {
+                try {
+                    done.complete(JobRankProcess.run(rank, members, transport, 0, 0, CollectiveOptions.defaults(), job,
+                            rank == 0 ? dir.resolve("job.json") : null, x -> {
+                                try {
+                                    allUp.await(60, TimeUnit.SECONDS);
+                                } catch (Exception e) {
+                                    throw new IllegalStateException("rank " + x + ": the others did not come up", e);
+                                }
+                            }, out));
+                } catch (Throwable e) {
+                    done.completeExceptionally(e);
+                }
+            }, "rank-" + rank);
+            t.setDaemon(true);
+            t.start();
+            ranks.add(done);
         }
         for (CompletableFuture<Integer> r : ranks) {
             assertEquals(0, r.get(120, TimeUnit.SECONDS));
@@ -82,6 +105,7 @@ class JobEmulationTest {
         assertEquals(0L, ((Number) m.get("coord_failed")).longValue(), "no coordination RPC failed");
         assertTrue(((Number) m.get("step_p50_ms")).doubleValue() >= 10, "every worker's steps were added up: " + m);
         assertTrue(((Number) m.get("job_completion_s")).doubleValue() > 0);
+        assertTrue(((Number) m.get("coord_all_count")).longValue() > 0, "the ranks' coordination latencies were summed: " + m);
         assertTrue(bytes.toString(StandardCharsets.UTF_8).contains(parameterServer ? "parameter server" : "all-reduced"),
                 bytes.toString(StandardCharsets.UTF_8));
     }
@@ -98,6 +122,11 @@ class JobEmulationTest {
         e = assertThrows(IllegalArgumentException.class, () -> CollectiveCommand.execute(
                 new String[]{"--job", "--rank", "2", "--members", "127.0.0.1:1,127.0.0.1:2"}, out));
         assertTrue(e.getMessage().contains("not one of the 2 --members"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> CollectiveCommand.execute(
+                new String[]{"--job", "--exchange", "ps", "--slow-rank", "0"}, out));
+        assertTrue(e.getMessage().contains("the parameter server"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> CollectiveCommand.execute(new String[]{"--job", "--ranks", "1"}, out));
+        assertTrue(e.getMessage().contains("at least 2 ranks"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> CollectiveCommand.execute(
                 new String[]{"--job", "--rank", "1", "--members", "127.0.0.1:5000,10.99.0.1:5000"}, out));
         assertTrue(e.getMessage().contains("-Dhoma.bench.host=10.99.0.1"), e.getMessage());
