@@ -259,6 +259,55 @@ public final class HomaTransport implements Transport {
         return new Server(socket, bind(socket, "server"));
     }
 
+    /**
+     * An echo server on {@link NettyIo#HOST} and {@code port} whose socket is also the client of
+     * every other server ({@link SharedSocket#clientTo}): one Homa socket reaches every peer, so a
+     * process that both serves and calls needs one, as a user would have it.
+     */
+    public SharedSocket startSharedServer(int port) {
+        Server server = (Server) startServer(port);
+        return new SharedSocket(server);
+    }
+
+    /** An echo server whose socket also calls other servers ({@link #clientTo}); closing it closes the socket. */
+    public static final class SharedSocket implements EchoServer {
+        private final Server server;
+
+        private SharedSocket(Server server) {
+            this.server = server;
+        }
+
+        /** A client of {@code peer} through this server's own socket; closing the client closes nothing. */
+        public EchoClient clientTo(InetSocketAddress peer) {
+            HomaSocket socket = server.socket;
+            return new EchoClient() {
+                @Override
+                public CompletableFuture<byte[]> call(byte[] request) {
+                    if (request.length > socket.config().maxMessageLength()) {
+                        throw new IllegalArgumentException("request of " + request.length + " bytes exceeds Homa's maxMessageLength "
+                                + socket.config().maxMessageLength());
+                    }
+                    return socket.call(peer, request);
+                }
+
+                @Override
+                public void close() {
+                    // the socket is the server's
+                }
+            };
+        }
+
+        @Override
+        public InetSocketAddress address() {
+            return server.address();
+        }
+
+        @Override
+        public void close() {
+            server.close();
+        }
+    }
+
     @Override
     public EchoClient connect(InetSocketAddress server) {
         HomaSocket[] sockets = new HomaSocket[clientSockets];

@@ -2,6 +2,7 @@ package io.homa.bench.collective;
 
 import io.homa.bench.EchoClient;
 import io.homa.bench.EchoServer;
+import io.homa.bench.HomaTransport;
 import io.homa.bench.Json;
 import io.homa.bench.NettyIo;
 import io.homa.bench.Transport;
@@ -27,7 +28,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * One rank of the emulated training job ({@link JobEmulation}) in a process of its own: one per
  * testbed host (scripts/collective-testbed --job). The rank joins the group on its member address,
  * serves coordination RPCs (and, as rank 0 of a parameter-server job, the pushes) on the next
- * port, and sends its share of the coordination RPCs ({@code coordPerSecond / n}, arrivals seeded
+ * port (over Homa one socket that also makes the rank's calls; over TCP a server and a connection
+ * per peer), and sends its share of the coordination RPCs ({@code coordPerSecond / n}, arrivals seeded
  * by the job's seed and the rank) to random other ranks; a call counts as "during an exchange"
  * when its own rank had a bucket in flight as it left (in one JVM: when any rank had; so in a
  * parameter-server job rank 0's calls never count). After the last step the ranks add their
@@ -69,15 +71,21 @@ final class JobRankProcess {
         List<EchoClient> mine = new ArrayList<>();
         EchoClient push = null;
         try (RankProcess.Member me = RankProcess.join(rank, members, transport, linkMbps, maxIncoming, options);
-             EchoServer server = rpc.startServer(rpcPort(members.get(rank)))) {
+             EchoServer server = rpc instanceof HomaTransport homa ? homa.startSharedServer(rpcPort(members.get(rank)))
+                     : rpc.startServer(rpcPort(members.get(rank)))) {
             CollectiveGroup g = me.group();
             awaitStart.accept(rank);
             g.barrier().join(); // every rank (and its RPC server) is up
+            // Over Homa the RPC socket calls every peer itself (one socket per process, as a user would
+            // have it); over TCP a connection per peer, and one more for a worker's pushes so that
+            // its coordination RPCs to rank 0 do not queue behind them.
+            java.util.function.Function<InetSocketAddress, EchoClient> connect = server instanceof HomaTransport.SharedSocket shared
+                    ? shared::clientTo : rpc::connect;
             for (int p = 0; p < n; p++) {
-                mine.add(p == rank ? null : rpc.connect(rpcAddress(members.get(p))));
+                mine.add(p == rank ? null : connect.apply(rpcAddress(members.get(p))));
             }
             if (job.parameterServer() && rank != 0) {
-                push = rpc.connect(rpcAddress(members.get(0))); // pushes on a client of their own, as in JobEmulation
+                push = connect.apply(rpcAddress(members.get(0)));
             }
             List<List<EchoClient>> clients = new ArrayList<>();
             for (int p = 0; p < n; p++) {
