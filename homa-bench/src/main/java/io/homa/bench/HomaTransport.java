@@ -27,7 +27,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *     to measure what that hand-off costs a user who keeps it.</li>
  * </ul>
  * The MTU follows the interface (65,535 on loopback, as HomaConfig does by default); the system
- * property {@code homa.bench.mtu} (e.g. 1500) overrides it, {@code homa.bench.maxIncoming} sets the
+ * property {@code homa.bench.mtu} (e.g. 1500) overrides it, {@code homa.bench.linkMbps} sets the link
+ * rate (a testbed's emulated links), {@code homa.bench.unscheduledBytes} the bytes a message sends
+ * before its first grant, {@code homa.bench.maxIncoming} the
  * receiver's grant budget, {@code homa.bench.receiveBatch} the datagrams per receive batch;
  * {@code homa.bench.busyPoll=true} makes the event loops spin; {@code homa.bench.callerSpinMicros},
  * {@code homa.bench.callerSends} and {@code homa.bench.callerReads} set {@link HomaConfig#callerSpin()},
@@ -158,6 +160,10 @@ public final class HomaTransport implements Transport {
         Long linkMbps = Long.getLong("homa.bench.linkMbps");
         if (linkMbps != null) {
             b.linkMbps(linkMbps); // a testbed's emulated link rate (docs/tuning.md)
+        }
+        Integer unscheduled = Integer.getInteger("homa.bench.unscheduledBytes");
+        if (unscheduled != null) {
+            b.unscheduledBytes(unscheduled);
         }
         Integer maxIncoming = Integer.getInteger("homa.bench.maxIncoming");
         if (maxIncoming != null) {
