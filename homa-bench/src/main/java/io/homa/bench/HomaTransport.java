@@ -289,11 +289,7 @@ public final class HomaTransport implements Transport {
             return new EchoClient() {
                 @Override
                 public CompletableFuture<byte[]> call(byte[] request) {
-                    if (request.length > socket.config().maxMessageLength()) {
-                        throw new IllegalArgumentException("request of " + request.length + " bytes exceeds Homa's maxMessageLength "
-                                + socket.config().maxMessageLength());
-                    }
-                    return socket.call(peer, request);
+                    return checkedCall(socket, peer, request);
                 }
 
                 @Override
@@ -356,6 +352,15 @@ public final class HomaTransport implements Transport {
         }
     }
 
+    /** {@link EchoClient#call}'s contract on one socket: a request longer than Homa allows is refused here. */
+    private static CompletableFuture<byte[]> checkedCall(HomaSocket socket, InetSocketAddress to, byte[] request) {
+        if (request.length > socket.config().maxMessageLength()) {
+            throw new IllegalArgumentException("request of " + request.length + " bytes exceeds Homa's maxMessageLength "
+                    + socket.config().maxMessageLength());
+        }
+        return socket.call(to, request);
+    }
+
     private static void closeQuietly(AutoCloseable c) {
         try {
             c.close();
@@ -409,11 +414,7 @@ public final class HomaTransport implements Transport {
         @Override
         public CompletableFuture<byte[]> call(byte[] request) {
             HomaSocket socket = sockets.length == 1 ? sockets[0] : sockets[Math.floorMod(next.getAndIncrement(), sockets.length)];
-            if (request.length > socket.config().maxMessageLength()) {
-                throw new IllegalArgumentException("request of " + request.length + " bytes exceeds Homa's maxMessageLength "
-                        + socket.config().maxMessageLength());
-            }
-            return socket.call(server, request);
+            return checkedCall(socket, server, request);
         }
 
         @Override

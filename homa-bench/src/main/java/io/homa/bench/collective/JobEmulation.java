@@ -149,21 +149,13 @@ final class JobEmulation {
                 reducing, coordination), "coordination");
         coordinator.setDaemon(true);
         coordinator.start();
-        List<CompletableFuture<Void>> ranks = new ArrayList<>();
+        List<CompletableFuture<Object>> ranks = new ArrayList<>();
         for (int r = 0; r < n; r++) {
             int rank = r;
-            CompletableFuture<Void> done = new CompletableFuture<>();
-            Thread t = new Thread(() -> {
-                try {
-                    runRank(job, rank, groups.get(rank), pushClients.get(rank), reducing, stepNanos[rank], waitNanos[rank]);
-                    done.complete(null);
-                } catch (Throwable e) {
-                    done.completeExceptionally(e);
-                }
-            }, "rank-" + rank);
-            t.setDaemon(true);
-            t.start();
-            ranks.add(done);
+            ranks.add(onThread("rank-" + rank, () -> {
+                runRank(job, rank, groups.get(rank), pushClients.get(rank), reducing, stepNanos[rank], waitNanos[rank]);
+                return null;
+            }));
         }
         try {
             CompletableFuture.allOf(ranks.toArray(new CompletableFuture[0])).join();
@@ -319,9 +311,32 @@ final class JobEmulation {
         }
     }
 
-    /** A worker's pushes: a bucket goes as calls of {@link #PUSH_CHUNK} bytes (the last shorter), all at once. */
+    /**
+     * Runs {@code work} on a daemon thread of its own (a rank blocks in joins, so it gets a thread,
+     * not a pool's); the future completes with its result or what it threw.
+     */
+    static <T> CompletableFuture<T> onThread(String name, java.util.concurrent.Callable<T> work) {
+        CompletableFuture<T> done = new CompletableFuture<>();
+        Thread t = new Thread(() -> {
+            try {
+                done.complete(work.call());
+            } catch (Throwable e) {
+                done.completeExceptionally(e);
+            }
+        }, name);
+        t.setDaemon(true);
+        t.start();
+        return done;
+    }
+
+    /**
+     * A worker's pushes: a bucket goes as calls of {@link #PUSH_CHUNK} bytes (the last shorter), all
+     * at once, from arrays made once (a bucket's last chunk has the same length every step). The
+     * rank's thread alone uses it.
+     */
     private static final class PushChunks {
         private final byte[] full = new byte[PUSH_CHUNK];
+        private final Map<Integer, byte[]> shorter = new java.util.HashMap<>();
         private final int rank;
 
         PushChunks(int rank) {
@@ -333,7 +348,7 @@ final class JobEmulation {
             List<CompletableFuture<byte[]>> calls = new ArrayList<>();
             for (long off = 0; off < bytes; off += PUSH_CHUNK) {
                 int len = (int) Math.min(PUSH_CHUNK, bytes - off);
-                byte[] chunk = len == PUSH_CHUNK ? full : Arrays.copyOf(full, len);
+                byte[] chunk = len == PUSH_CHUNK ? full : shorter.computeIfAbsent(len, l -> Arrays.copyOf(full, l));
                 calls.add(server.call(chunk).orTimeout(PUSH_TIMEOUT_SECONDS, TimeUnit.SECONDS).thenApply(pulled -> {
                     if (pulled.length != len) {
                         throw new IllegalStateException("rank " + rank + ": pulled " + pulled.length + " bytes for a push of " + len);

@@ -74,24 +74,14 @@ class JobEmulationTest {
         List<CompletableFuture<Integer>> ranks = new ArrayList<>();
         for (int r = 0; r < n; r++) {
             int rank = r;
-            CompletableFuture<Integer> done = new CompletableFuture<>();
-            Thread t = new Thread(() -> {
-                try {
-                    done.complete(JobRankProcess.run(rank, members, transport, 0, 0, CollectiveOptions.defaults(), job,
-                            rank == 0 ? dir.resolve("job.json") : null, x -> {
-                                try {
-                                    allUp.await(60, TimeUnit.SECONDS);
-                                } catch (Exception e) {
-                                    throw new IllegalStateException("rank " + x + ": the others did not come up", e);
-                                }
-                            }, out));
-                } catch (Throwable e) {
-                    done.completeExceptionally(e);
-                }
-            }, "rank-" + rank);
-            t.setDaemon(true);
-            t.start();
-            ranks.add(done);
+            ranks.add(JobEmulation.onThread("rank-" + rank, () -> JobRankProcess.run(rank, members, transport, 0, 0,
+                    CollectiveOptions.defaults(), job, rank == 0 ? dir.resolve("job.json") : null, x -> {
+                        try {
+                            allUp.await(60, TimeUnit.SECONDS);
+                        } catch (Exception e) {
+                            throw new IllegalStateException("rank " + x + ": the others did not come up", e);
+                        }
+                    }, out)));
         }
         for (CompletableFuture<Integer> r : ranks) {
             assertEquals(0, r.get(120, TimeUnit.SECONDS));
