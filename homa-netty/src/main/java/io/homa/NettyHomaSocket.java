@@ -15,7 +15,6 @@ import org.slf4j.LoggerFactory;
 
 import javax.management.ObjectName;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -148,10 +147,10 @@ final class NettyHomaSocket implements HomaSocket, CallObserver {
         }
         InetSocketAddress to = Addresses.normalise(server);
         long deadlineAt = check(to, request.length, deadline);
-        ClientCall<byte[]> c = new ClientCall<>(to, ByteBuffer.wrap(request), null, deadline, deadlineAt,
+        ClientCall<byte[]> c = new ClientCall<>(to, request, null, deadline, deadlineAt,
                 idempotent || config.idempotentCalls(), NettyHomaSocket::toByteArray);
         shell.submit(c);
-        return c.future;
+        return c;
     }
 
     @Override
@@ -182,10 +181,10 @@ final class NettyHomaSocket implements HomaSocket, CallObserver {
         try {
             InetSocketAddress to = Addresses.normalise(server);
             long deadlineAt = check(to, request.readableBytes(), deadline);
-            ClientCall<ByteBuf> c = new ClientCall<>(to, NettyPayloadMemory.viewOf(request), request, deadline,
+            ClientCall<ByteBuf> c = new ClientCall<>(to, null, request, deadline,
                     deadlineAt, idempotent || config.idempotentCalls(), NettyPayloadMemory::toByteBuf);
             shell.submit(c);
-            return c.future;
+            return c;
         } catch (RuntimeException e) {
             ReferenceCountUtil.safeRelease(request);
             throw e;

@@ -38,6 +38,12 @@ final class ApplicationCommands {
     /** Starts a client RPC sending {@code first}, or {@code parts} ({@code first} their first) if not null. */
     long startRequest(long now, InetSocketAddress server, ByteBuffer first, ByteBuffer[] parts, int length,
                       long deadline, boolean idempotent) {
+        return startRequest(now, server, first, parts, null, length, deadline, idempotent);
+    }
+
+    /** {@link #startRequest(long, InetSocketAddress, ByteBuffer, ByteBuffer[], int, long, boolean)}, or of {@code source} if not null. */
+    long startRequest(long now, InetSocketAddress server, ByteBuffer first, ByteBuffer[] parts, OutgoingPayload source,
+                      int length, long deadline, boolean idempotent) {
         Objects.requireNonNull(server, "server");
         checkMessageLength("request", length);
         limits.checkOutgoingLength("request", length);
@@ -50,7 +56,7 @@ final class ApplicationCommands {
         rpc.startedAt = now;
         rpc.deadline = deadline;
         rpc.idempotent = idempotent;
-        outgoing.start(rpc, first, parts, length);
+        outgoing.start(rpc, first, parts, source, length);
         counters.bump(Counter.CLIENT_RPCS_STARTED);
         clock.arm(now);
         return rpc.id;
@@ -59,6 +65,12 @@ final class ApplicationCommands {
     /** Sends the response of a server RPC that waits for one; false if there is no such RPC. */
     boolean respond(long now, InetSocketAddress client, long rpcId, ByteBuffer first, ByteBuffer[] parts,
                     int length) {
+        return respond(now, client, rpcId, first, parts, null, length);
+    }
+
+    /** {@link #respond(long, InetSocketAddress, long, ByteBuffer, ByteBuffer[], int)}, or of {@code source} if not null. */
+    boolean respond(long now, InetSocketAddress client, long rpcId, ByteBuffer first, ByteBuffer[] parts,
+                    OutgoingPayload source, int length) {
         Objects.requireNonNull(client, "client");
         checkMessageLength("response", length);
         Rpc rpc = rpcs.serverRpc(client, rpcId);
@@ -69,7 +81,7 @@ final class ApplicationCommands {
         limits.checkOutgoingRoom("response", length);
         rpc.state = Rpc.State.SERVER_RESPONDING;
         rpcs.heard(rpc); // the timer looks after it again, its silence counted from now
-        outgoing.start(rpc, first, parts, length);
+        outgoing.start(rpc, first, parts, source, length);
         clock.arm(now);
         return true;
     }

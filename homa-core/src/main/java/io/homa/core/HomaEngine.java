@@ -184,6 +184,17 @@ public final class HomaEngine {
     }
 
     /**
+     * {@link #startRequest(long, InetSocketAddress, ByteBuffer, long, boolean)} for a request read
+     * through calls ({@link OutgoingPayload}): no view object per message. The
+     * {@link PayloadReleaseListener} is told about {@code request} itself.
+     */
+    public long startRequest(long now, InetSocketAddress server, OutgoingPayload request, long deadline,
+                             boolean idempotent) {
+        Objects.requireNonNull(request, "request");
+        return commands.startRequest(now, server, null, null, request, request.payloadLength(), deadline, idempotent);
+    }
+
+    /**
      * {@link #startRequest(long, InetSocketAddress, ByteBuffer)} for a request in several parts,
      * sent in order and read in place (never gathered into one buffer). The
      * {@link PayloadReleaseListener} is told about {@code request[0]}.
@@ -225,6 +236,15 @@ public final class HomaEngine {
     public boolean respond(long now, InetSocketAddress client, long rpcId, ByteBuffer response) {
         Objects.requireNonNull(response, "response");
         return commands.respond(now, client, rpcId, response, null, response.remaining());
+    }
+
+    /**
+     * {@link #respond(long, InetSocketAddress, long, ByteBuffer)} for a response read through calls,
+     * as in {@link #startRequest(long, InetSocketAddress, OutgoingPayload, long, boolean)}.
+     */
+    public boolean respond(long now, InetSocketAddress client, long rpcId, OutgoingPayload response) {
+        Objects.requireNonNull(response, "response");
+        return commands.respond(now, client, rpcId, null, null, response, response.payloadLength());
     }
 
     /**
@@ -418,13 +438,17 @@ public final class HomaEngine {
 
     /**
      * Releases the received payload memory the engine holds: the chunks of incomplete messages and
-     * the messages of events not yet polled (those events are dropped). For shutting down: the
-     * engine must not be used afterwards. Outgoing payloads are the caller's to release.
+     * the messages of events not yet polled (those events are dropped); and tells the
+     * {@link PayloadReleaseListener} of every outgoing payload it still reads. For shutting down:
+     * the engine must not be used afterwards.
      */
     public void close() {
         for (Rpc r : rpcs.allLive()) {
             if (r.in != null) {
                 rpcs.discardIncoming(r);
+            }
+            if (r.out != null) {
+                rpcs.releaseOutgoing(r);
             }
         }
         EngineEvent e;

@@ -50,10 +50,10 @@ final class OutgoingData {
 
     /**
      * Queues the RPC's outgoing message (its room was checked by the caller): {@code payload}, or
-     * {@code parts} ({@code payload} their first) if not null.
+     * {@code parts} ({@code payload} their first) if not null, or {@code source} if not null.
      */
-    void start(Rpc rpc, ByteBuffer payload, ByteBuffer[] parts, int length) {
-        rpc.out = rpcs.newOutgoing(rpc, payload, parts, length, unscheduledFor(rpc));
+    void start(Rpc rpc, ByteBuffer payload, ByteBuffer[] parts, OutgoingPayload source, int length) {
+        rpc.out = rpcs.newOutgoing(rpc, payload, parts, source, length, unscheduledFor(rpc));
         limits.addOutgoing(rpc.out.length);
         senders.offer(rpc.out);
     }
@@ -172,7 +172,7 @@ final class OutgoingData {
         }
         t.set(peer.address, priority, WireFormat.DATA_HEADER + first, count, total, true);
         if (byReference) {
-            t.byReference(m.payload, startPos, WireFormat.DATA_HEADER, out.position() - outStart);
+            t.byReference(m.payload, m.source, startPos, WireFormat.DATA_HEADER, out.position() - outStart);
         }
         afterSend(now, m);
     }

@@ -16,6 +16,8 @@ final class OutgoingMessage {
     ByteBuffer payload;
     /** The payload's parts, or null when {@link #payload} is all of it. */
     private ByteBuffer[] parts;
+    /** The payload read through calls, or null (then {@link #payload} is, even if empty). */
+    OutgoingPayload source;
     int length;
     /** Order of creation: FIFO mode and SRPT ties. */
     long seq;
@@ -42,12 +44,16 @@ final class OutgoingMessage {
     private int rtCount;
 
     OutgoingMessage(Rpc rpc, ByteBuffer payload, long seq, int unscheduledLimit) {
-        this(rpc, payload, null, payload.remaining(), seq, unscheduledLimit);
+        this(rpc, payload, null, null, payload.remaining(), seq, unscheduledLimit);
     }
 
-    /** @param parts null, or the payload's parts ({@code payload} their first), {@code length} bytes in all */
-    OutgoingMessage(Rpc rpc, ByteBuffer payload, ByteBuffer[] parts, int length, long seq, int unscheduledLimit) {
-        init(rpc, payload, parts, length, seq, unscheduledLimit);
+    /**
+     * @param parts null, or the payload's parts ({@code payload} their first), {@code length} bytes in all
+     * @param source null, or the payload read through calls ({@code payload} and {@code parts} null)
+     */
+    OutgoingMessage(Rpc rpc, ByteBuffer payload, ByteBuffer[] parts, OutgoingPayload source, int length, long seq,
+                    int unscheduledLimit) {
+        init(rpc, payload, parts, source, length, seq, unscheduledLimit);
     }
 
     /** A message to be {@link #init}ialised. */
@@ -55,10 +61,12 @@ final class OutgoingMessage {
     }
 
     /** Makes this a fresh message (as constructed) of {@code rpc}; keeps only the retransmission arrays. */
-    OutgoingMessage init(Rpc rpc, ByteBuffer payload, ByteBuffer[] parts, int length, long seq, int unscheduledLimit) {
+    OutgoingMessage init(Rpc rpc, ByteBuffer payload, ByteBuffer[] parts, OutgoingPayload source, int length,
+                         long seq, int unscheduledLimit) {
         this.rpc = rpc;
         this.payload = payload;
         this.parts = parts;
+        this.source = source;
         this.length = length;
         this.seq = seq;
         this.unscheduledLimit = Math.min(length, unscheduledLimit);
@@ -78,6 +86,7 @@ final class OutgoingMessage {
         rpc = null;
         payload = null;
         parts = null;
+        source = null;
     }
 
     /** Bytes between position and limit of all {@code parts}, which must not be empty. */
@@ -94,6 +103,9 @@ final class OutgoingMessage {
 
     /** Whether every payload byte is in direct memory: a shell can send it in place (see {@link EngineConfig#sendPayloadByReference}). */
     boolean direct() {
+        if (source != null) {
+            return source.payloadDirect();
+        }
         if (parts == null) {
             return payload.isDirect();
         }
@@ -107,6 +119,10 @@ final class OutgoingMessage {
 
     /** Copies payload bytes {@code [offset, offset + n)} into {@code out} at absolute index {@code at}. */
     void copyPayload(ByteBuffer out, int at, int offset, int n) {
+        if (source != null) {
+            source.copyPayload(offset, out, at, n);
+            return;
+        }
         if (parts == null) {
             out.put(at, payload, payload.position() + offset, n);
             return;

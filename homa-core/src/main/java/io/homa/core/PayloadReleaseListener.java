@@ -13,4 +13,8 @@ import java.nio.ByteBuffer;
 public interface PayloadReleaseListener {
     /** @param payload the buffer given, or the first of the parts given */
     void released(ByteBuffer payload);
+
+    /** The engine stopped reading a payload given as an {@link OutgoingPayload} (the same object). */
+    default void released(OutgoingPayload payload) {
+    }
 }

@@ -137,12 +137,13 @@ final class RpcTable {
     }
 
     /** A new outgoing message of {@code rpc}, in a reused object when one is spare. */
-    OutgoingMessage newOutgoing(Rpc rpc, ByteBuffer payload, ByteBuffer[] parts, int length, int unscheduledLimit) {
+    OutgoingMessage newOutgoing(Rpc rpc, ByteBuffer payload, ByteBuffer[] parts, OutgoingPayload source, int length,
+                                int unscheduledLimit) {
         OutgoingMessage m = spareOutgoing.poll();
         if (m == null) {
             m = new OutgoingMessage();
         }
-        return m.init(rpc, payload, parts, length, nextMessageSeq(), unscheduledLimit);
+        return m.init(rpc, payload, parts, source, length, nextMessageSeq(), unscheduledLimit);
     }
 
     private long allocateId() {
@@ -230,16 +231,7 @@ final class RpcTable {
             discardIncoming(rpc);
         }
         if (rpc.out != null) {
-            OutgoingMessage out = rpc.out;
-            senders.remove(out); // out of the sender's queue: nothing refers to it from now on
-            ByteBuffer payload = out.payload;
-            limits.releaseOutgoing(out.length);
-            rpc.out = null;
-            out.clear();
-            if (spareOutgoing.size() < MAX_SPARE_MESSAGES) {
-                spareOutgoing.add(out);
-            }
-            releaseListener.released(payload);
+            releaseOutgoing(rpc);
         }
         Peer peer = rpc.peer;
         if (rpc.client) {
@@ -290,6 +282,25 @@ final class RpcTable {
         ReceivedMessage message = in.toMessage();
         spare(in);
         return message;
+    }
+
+    /** Drops the RPC's outgoing message: out of the sender's queue, its bytes uncharged, its payload released. */
+    void releaseOutgoing(Rpc rpc) {
+        OutgoingMessage out = rpc.out;
+        senders.remove(out); // out of the sender's queue: nothing refers to it from now on
+        ByteBuffer payload = out.payload;
+        OutgoingPayload source = out.source;
+        limits.releaseOutgoing(out.length);
+        rpc.out = null;
+        out.clear();
+        if (spareOutgoing.size() < MAX_SPARE_MESSAGES) {
+            spareOutgoing.add(out);
+        }
+        if (source != null) {
+            releaseListener.released(source);
+        } else {
+            releaseListener.released(payload);
+        }
     }
 
     /** Drops the RPC's incoming message (aborted, evicted, restarted): forgotten, its chunks released. */

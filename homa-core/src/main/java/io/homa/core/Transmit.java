@@ -25,6 +25,8 @@ public final class Transmit {
     boolean data;
     /** The message's payload (or first part) when its bytes were not copied, else null. */
     ByteBuffer payload;
+    /** The message's payload read through calls when its bytes were not copied, else null. */
+    OutgoingPayload source;
     int payloadOffset;
     int headerSize;
     int written;
@@ -37,12 +39,14 @@ public final class Transmit {
         this.length = length;
         this.data = data;
         this.payload = null;
+        this.source = null;
         this.written = length;
     }
 
-    /** Marks this DATA transmit as headers only, its payload read from {@code payload} at {@code offset}. */
-    void byReference(ByteBuffer payload, int offset, int headerSize, int written) {
+    /** Marks this DATA transmit as headers only, its payload read from {@code payload} (or {@code source}) at {@code offset}. */
+    void byReference(ByteBuffer payload, OutgoingPayload source, int offset, int headerSize, int written) {
         this.payload = payload;
+        this.source = source;
         this.payloadOffset = offset;
         this.headerSize = headerSize;
         this.written = written;
@@ -67,13 +71,20 @@ public final class Transmit {
     public int written() { return written; }
 
     /** Whether the payload bytes were left in the caller's buffer rather than copied (see the class comment). */
-    public boolean payloadByReference() { return payload != null; }
+    public boolean payloadByReference() { return payload != null || source != null; }
 
     /**
      * The payload buffer (the first part of a payload in parts) given to the engine, the same object
      * a {@link PayloadReleaseListener} is later told about; null unless {@link #payloadByReference()}.
      */
     public ByteBuffer payload() { return payload; }
+
+    /**
+     * The {@link OutgoingPayload} given to the engine, the same object a
+     * {@link PayloadReleaseListener} is later told about; null unless {@link #payloadByReference()}
+     * and the message was given as one (then {@link #payload()} is null).
+     */
+    public OutgoingPayload source() { return source; }
 
     /** Offset in the message of the first segment's payload bytes (by reference only). */
     public int payloadOffset() { return payloadOffset; }

@@ -26,13 +26,13 @@ class ObjectReuseTest {
     void aReusedOutgoingMessageEqualsANewOneButKeepsItsRetransmitArrays() throws Exception {
         Rpc rpc = new Rpc(2, PEER, true);
         ByteBuffer payload = ByteBuffer.allocate(3000);
-        OutgoingMessage fresh = new OutgoingMessage(rpc, payload, null, 3000, 9, 1000);
+        OutgoingMessage fresh = new OutgoingMessage(rpc, payload, null, null, 3000, 9, 1000);
         OutgoingMessage reused = new OutgoingMessage(new Rpc(4, PEER, true), ByteBuffer.allocate(10), 1, 5);
         reused.queueRetransmit(0, 5, 1); // allocates the arrays a reused message keeps
         Set<String> kept = Set.of("rtStart", "rtEnd", "rtPriority");
         scribble(reused, kept);
         reused.clear();
-        assertSame(reused, reused.init(rpc, payload, null, 3000, 9, 1000));
+        assertSame(reused, reused.init(rpc, payload, null, null, 3000, 9, 1000));
         assertSameFields(fresh, reused, kept);
     }
 
@@ -94,6 +94,22 @@ class ObjectReuseTest {
                 f.set(o, ByteBuffer.allocate(1));
             } else if (t == ByteBuffer[].class) {
                 f.set(o, new ByteBuffer[]{ByteBuffer.allocate(1)});
+            } else if (t == OutgoingPayload.class) {
+                f.set(o, new OutgoingPayload() {
+                    @Override
+                    public int payloadLength() {
+                        return 1;
+                    }
+
+                    @Override
+                    public boolean payloadDirect() {
+                        return false;
+                    }
+
+                    @Override
+                    public void copyPayload(int offset, ByteBuffer out, int at, int n) {
+                    }
+                });
             } else if (t == OutgoingMessage.class) {
                 f.set(o, new OutgoingMessage(new Rpc(96, OTHER_PEER, true), ByteBuffer.allocate(1), 0, 0));
             } else if (t == IncomingMessage.class) {

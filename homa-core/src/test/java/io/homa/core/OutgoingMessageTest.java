@@ -88,7 +88,7 @@ class OutgoingMessageTest {
         ByteBuffer[] parts = {a, empty, b, c};
         int length = OutgoingMessage.lengthOf(parts);
         assertEquals(8, length);
-        OutgoingMessage m = new OutgoingMessage(new Rpc(2, PEER, true), a, parts, length, 0, 40_096);
+        OutgoingMessage m = new OutgoingMessage(new Rpc(2, PEER, true), a, parts, null, length, 0, 40_096);
         assertEquals(8, m.length);
         for (int offset = 0; offset < 8; offset++) {
             for (int n = 0; offset + n <= 8; n++) {

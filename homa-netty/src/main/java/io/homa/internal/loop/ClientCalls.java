@@ -9,7 +9,6 @@ import io.homa.internal.rpc.ClientCall;
 import io.netty.util.collection.LongObjectHashMap;
 
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 
 /**
  * The client side of one engine loop: starts the calls handed to it (at most
@@ -113,12 +112,11 @@ final class ClientCalls implements ClientCall.Runner {
     /** Hands an admitted call to the engine; false (and the call failed) if the engine refused it. */
     private boolean launch(ClientCall<?> c) {
         long id;
-        ByteBuffer[] parts = c.payload == null ? c.owner.nioBuffers() : null; // read in place, never gathered
         try {
             // The deadline goes to the server with the request, so that it does not start work
-            // for a caller that stopped waiting.
-            id = parts == null ? l.engine.startRequest(System.nanoTime(), c.server, c.payload, c.deadlineNanos, c.idempotent)
-                    : l.engine.startRequestInParts(System.nanoTime(), c.server, parts, c.deadlineNanos, c.idempotent);
+            // for a caller that stopped waiting. The engine reads the request from the call itself
+            // (its array, or its buffer in place, composites too) until it releases it.
+            id = l.engine.startRequest(System.nanoTime(), c.server, c, c.deadlineNanos, c.idempotent);
         } catch (IllegalStateException e) {
             endTimers(c);
             refuse(c, failure(Failure.RESOURCE_LIMIT, c + " refused: " + e.getMessage()));
@@ -127,9 +125,6 @@ final class ClientCalls implements ClientCall.Runner {
             endTimers(c);
             refuse(c, failure(Failure.MESSAGE_TOO_LARGE, c + " refused: " + e.getMessage()));
             return false;
-        }
-        if (c.owner != null) {
-            l.buffers.own(parts == null ? c.payload : parts[0], c.owner);
         }
         c.rpcId = id;
         calls.put(id, c);
@@ -277,7 +272,7 @@ final class ClientCalls implements ClientCall.Runner {
             endTimers(c);
             l.count(ShellCounter.CALLS_FAILED);
             l.count(ShellCounter.CALLS_CLOSED);
-            l.socket.finishClosed(c, false); // its buffer is among the loop's user buffers
+            l.socket.finishClosed(c, true); // the engine, closed after this, reads its buffer no more
         }
         calls.clear();
         windows.clear(c -> {

@@ -4,6 +4,8 @@ import io.homa.core.Counter;
 import io.homa.core.EngineConfig;
 import io.homa.core.EngineEvent;
 import io.homa.core.HomaEngine;
+import io.homa.core.OutgoingPayload;
+import io.homa.core.PayloadReleaseListener;
 import io.homa.core.RpcIds;
 import io.homa.core.RpcState;
 import io.homa.core.Transmit;
@@ -19,6 +21,7 @@ import io.homa.internal.observe.ShellCounter;
 import io.homa.internal.rpc.ClientCall;
 import io.homa.internal.rpc.DeadlineQueue;
 import io.homa.internal.rpc.Dispatcher;
+import io.homa.internal.rpc.UserPayload;
 import io.homa.internal.transport.ReadTakeover;
 import io.homa.internal.transport.WaiterEpoll;
 import io.homa.internal.udp.DatagramOpener;
@@ -137,7 +140,6 @@ final class EngineLoop {
     final long[] shell = new long[ShellCounter.values().length];
     /** The deadlines of the calls started here and the timeouts of the requests received here. */
     final DeadlineQueue deadlines;
-    final UserBuffers buffers = new UserBuffers();
     final ClientCalls calls;
     final ServedRequests requests;
     /** The TCP fallback's part of this loop, or null when it is off. */
@@ -223,7 +225,16 @@ final class EngineLoop {
         this.calls = new ClientCalls(this, socket.config.maxCallsPerServer());
         this.requests = new ServedRequests(this, socket.config.requestTimeout());
         this.fallback = socket.config.tcpFallback() ? new FallbackProbes(this, socket.config) : null;
-        engine.setPayloadReleaseListener(buffers::release);
+        engine.setPayloadReleaseListener(new PayloadReleaseListener() {
+            @Override
+            public void released(ByteBuffer payload) { // the shell gives the engine none: every payload is a UserPayload
+            }
+
+            @Override
+            public void released(OutgoingPayload payload) {
+                ((UserPayload) payload).releasePayload();
+            }
+        });
         engine.setPayloadMemory(memory);
         engine.setObserver(JfrEvents.observer(calls::startedNanos));
         // Its task for deferred datagrams is a turn of the loop, under the engine lock.
@@ -493,7 +504,7 @@ final class EngineLoop {
                 int millis = left >= WAIT_MILLIS * 1_000_000L ? WAIT_MILLIS : (int) Math.max(1, (left + 999_999) / 1_000_000);
                 int n = 0;
                 waiterAsleep = true; // before the look at the future: see finished()
-                if (!c.future.isDone()) {
+                if (!c.isDone()) {
                     n = waiterEpoll.await(millis);
                 }
                 waiterAsleep = false;
@@ -995,7 +1006,7 @@ final class EngineLoop {
             if (t == null) {
                 return;
             }
-            writer.send(t, t.payloadByReference() ? buffers.get(t.payload()) : null);
+            writer.send(t, t.source() != null ? ((UserPayload) t.source()).payloadBuffer() : null);
         }
     }
 
@@ -1053,8 +1064,7 @@ final class EngineLoop {
         commands.runAll(); // queued calls and replies: they see the socket closed and give up
         receiveDrain.close();
         requests.close();
-        engine.close(); // received payloads not yet delivered
-        buffers.releaseAll();
+        engine.close(); // received payloads not yet delivered, and the outgoing ones it still read
         if (writer != null) {
             writer.close();
         }

@@ -8,6 +8,7 @@ import io.homa.internal.observe.JfrEvents;
 import io.homa.internal.observe.MetricsSnapshot;
 import io.homa.internal.observe.ShellCounter;
 import io.homa.internal.rpc.CallObserver;
+import io.homa.internal.rpc.CallsInFlight;
 import io.homa.internal.rpc.ClientCall;
 import io.homa.internal.rpc.Dispatcher;
 import io.homa.internal.rpc.InboundRequest;
@@ -18,7 +19,6 @@ import io.homa.internal.tcp.TcpServer;
 import io.homa.internal.transport.Transport;
 import io.homa.internal.udp.FaultInjector;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
@@ -53,7 +53,7 @@ import java.util.function.Consumer;
  * {@link CallObserver}.
  *
  * <p>Every call in flight is also in {@link #inFlight}, so that {@link #close()} can fail even a
- * call whose start task the closing event loop never ran. Whoever removes a call from it
+ * call whose start task the closing event loop never ran. Whoever takes a call from it
  * ({@link #forget}) is the one who completes its future. Internal use only; any thread.
  */
 public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
@@ -78,7 +78,7 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
     private final MultiThreadIoEventLoopGroup group;
     private final Dispatcher dispatcher;
     private final EngineLoop[] loops;
-    private final Set<ClientCall<?>> inFlight = ConcurrentHashMap.newKeySet();
+    private final CallsInFlight inFlight = new CallsInFlight();
     /** The event loops' threads, joined by close(). */
     private final Set<Thread> loopThreads = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -234,7 +234,7 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
     private void startWhenSecured(ClientCall<?> c, EngineLoop loop) {
         // The call's deadline bounds its wait for keys too (the exchange itself goes on, for later calls).
         ScheduledFuture<?> timer = loop.loop.schedule(() -> {
-            if (c.future.isDone()) { // cancelled while it waited
+            if (c.isDone()) { // cancelled while it waited
                 abandonWaiting(c);
             } else if (forget(c)) {
                 c.releaseOwner();
@@ -251,7 +251,7 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
                 c.releaseOwner();
                 return;
             }
-            if (c.future.isDone()) { // cancelled while it waited: no RPC to start
+            if (c.isDone()) { // cancelled while it waited: no RPC to start
                 abandonWaiting(c);
                 return;
             }
@@ -343,8 +343,8 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
                         + " within its deadline of " + c.deadline)));
             }
         }, Math.max(0, remaining), TimeUnit.NANOSECONDS);
-        c.future.whenComplete((v, e) -> timer.cancel(false));
-        ByteBuf body = c.owner != null ? c.owner.retainedDuplicate() : Unpooled.wrappedBuffer(c.payload.duplicate());
+        c.whenComplete((v, e) -> timer.cancel(false));
+        ByteBuf body = c.requestForTcp();
         tcpClient.send(c.server, 0, 0, body).whenComplete((reply, error) -> {
             if (error != null) {
                 if (isOpen() && inFlight.contains(c)) {
@@ -428,7 +428,7 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
 
     /** Removes a call from the in-flight set; true if this caller is the one to complete it. */
     boolean forget(ClientCall<?> c) {
-        return inFlight.remove(c);
+        return inFlight.forget(c);
     }
 
     /**
@@ -614,9 +614,7 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
                 l.runLeftoverCommands();
             }
         }
-        for (ClientCall<?> c : inFlight) {
-            finishClosed(c, true);
-        }
+        inFlight.close(c -> finishClosed(c, true));
         dispatcher.shutdown(wait ? CLOSE_WAIT_MILLIS : 0);
         log.debug("Homa socket {} on {} closed", serial, localAddress);
     }

@@ -6,7 +6,6 @@ import io.homa.internal.rpc.ClientCall;
 import io.homa.internal.tcp.TcpClient;
 import io.homa.internal.tcp.TcpFrames;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -92,7 +91,7 @@ final class FallbackProbes {
         }
         l.count(ShellCounter.FALLBACKS);
         log.debug("{}: no Homa packet from its server within {}; retrying over TCP", c, probeInterval);
-        ByteBuf body = c.owner != null ? c.owner.retainedDuplicate() : Unpooled.wrappedBuffer(c.payload.duplicate());
+        ByteBuf body = c.requestForTcp();
         l.socket.tcpClient().send(c.server, c.rpcId, System.nanoTime() - c.launchedAt, body)
                 .whenComplete((reply, error) -> l.runOnLoop(() -> retried(c, reply, error)));
     }

@@ -13,7 +13,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
@@ -53,11 +52,11 @@ final class ServedRequests implements InboundRequest.Path {
      * handler's thread runs itself when the engine is free: no hand-off).
      */
     @Override
-    public void reply(InboundRequest r, ByteBuffer payload, ByteBuf owner) {
+    public void reply(InboundRequest r, byte[] bytes, ByteBuf owner) {
         if (l.inEngine()) {
-            respond(r, payload, owner); // an inline handler: no lambda
+            respond(r, bytes, owner); // an inline handler: no lambda
         } else {
-            l.runOnLoop(() -> respond(r, payload, owner));
+            l.runOnLoop(() -> respond(r, bytes, owner));
         }
     }
 
@@ -199,33 +198,25 @@ final class ServedRequests implements InboundRequest.Path {
 
     // ------------------------------------------------------------------ answers out
 
-    private void respond(InboundRequest r, ByteBuffer payload, ByteBuf owner) {
+    private void respond(InboundRequest r, byte[] bytes, ByteBuf owner) {
         l.deadlines.remove(r);
         if (l.isClosed()) {
             ReferenceCountUtil.safeRelease(owner);
             return;
         }
         untrack(r);
-        ByteBuffer[] parts = payload == null ? owner.nioBuffers() : null; // read in place, never gathered
-        ByteBuffer key = parts == null ? payload : parts[0];
-        if (owner != null) {
-            l.buffers.own(key, owner);
-        }
+        r.replyWith(bytes, owner); // the engine reads the reply from the request object, in place
         boolean sent = false;
         RuntimeException refused = null;
         try {
-            long now = System.nanoTime();
-            sent = parts == null ? l.engine.respond(now, r.peer(), r.rpcId, payload)
-                    : l.engine.respondInParts(now, r.peer(), r.rpcId, parts);
+            sent = l.engine.respond(System.nanoTime(), r.peer(), r.rpcId, r);
         } catch (RuntimeException e) { // a limit of the engine (e.g. its outgoing bytes)
             refused = e;
         }
         if (sent) {
             l.count(ShellCounter.REQUESTS_REPLIED);
         } else {
-            if (owner != null) {
-                l.buffers.release(key);
-            }
+            r.releasePayload();
             if (refused == null) {
                 log.debug("reply to {} discarded: the RPC is gone (client aborted or vanished)", r);
             } else {

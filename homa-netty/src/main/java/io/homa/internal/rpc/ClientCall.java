@@ -1,7 +1,9 @@
 package io.homa.internal.rpc;
 
 import io.homa.core.ReceivedMessage;
+import io.homa.internal.udp.NettyPayloadMemory;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 
@@ -20,13 +22,16 @@ import java.util.function.Function;
  * One call in flight: what to send, until when, and the future to complete. Made on the caller's
  * thread; its {@code rpcId} and deadline slot are touched only by the event loop that runs it.
  * It is also the command that starts it on that loop ({@link #run}) and its entry in the loop's
- * {@link DeadlineQueue}, so that a call costs no lambda or timer task of its own.
+ * {@link DeadlineQueue}, so that a call costs no lambda or timer task of its own. And it is the
+ * future its caller holds: cancelling that aborts the RPC, and a waiting thread may read its own
+ * response ({@link Runner#awaiting}); overrides of the future's methods, not completion stages,
+ * which would cost objects per call (so would a future of its own: 24 B per call).
  *
  * <p>Internal use only. The fields that are not final belong to the event loop that runs the call.
  *
  * @param <T> the response type ({@code byte[]} or {@code ByteBuf})
  */
-public final class ClientCall<T> implements Runnable, DeadlineQueue.Entry {
+public final class ClientCall<T> extends CompletableFuture<T> implements Runnable, DeadlineQueue.Entry, UserPayload {
     /** What runs a call over Homa: an engine loop, seen only through what a call asks of it. */
     public interface Runner {
         /** Queues {@code c} to start on the loop (any thread): the command is {@code c} itself. */
@@ -68,22 +73,17 @@ public final class ClientCall<T> implements Runnable, DeadlineQueue.Entry {
     }
 
     public final InetSocketAddress server;
-    /**
-     * The request bytes between position and limit, read by the engine until the RPC ends; null
-     * when {@link #owner} has several parts (a composite), which the engine then reads in place.
-     */
-    public final ByteBuffer payload;
+    /** The request of a {@code byte[]} call, read by the engine in place until the RPC ends; else null. */
+    public final byte[] bytes;
     /** The request's length in bytes. */
     public final int length;
-    /** The buffer behind {@link #payload} that the socket must release, or null (a byte[] request). */
+    /** The request of a {@code ByteBuf} call, read in place, which the socket must release; else null. */
     public final ByteBuf owner;
     public final Duration deadline;
     /** {@link System#nanoTime()} at which the deadline passes. */
     public final long deadlineNanos;
     /** The request may run twice: sent again even when the server may have run it (see CallOptions). */
     public final boolean idempotent;
-    /** Cancelling it aborts the RPC (see {@link CallFuture}). */
-    public final CompletableFuture<T> future = new CallFuture();
     /** {@link System#nanoTime()} when the call was made: its latency for listeners and JFR. */
     public final long startedNanos = System.nanoTime();
     private final Function<ReceivedMessage, T> decode;
@@ -117,13 +117,24 @@ public final class ClientCall<T> implements Runnable, DeadlineQueue.Entry {
     private static final AtomicIntegerFieldUpdater<ClientCall> OWNER_RELEASED =
             AtomicIntegerFieldUpdater.newUpdater(ClientCall.class, "ownerReleased");
 
-    public ClientCall(InetSocketAddress server, ByteBuffer payload, ByteBuf owner, Duration deadline,
+    /** The call below this one in the socket's {@link CallsInFlight}, and this one's depth there. */
+    ClientCall<?> nextInFlight;
+    int depthInFlight;
+    /** 1 once {@link CallsInFlight#forget} took the call: whoever did completes it. */
+    @SuppressWarnings("unused") // written through FORGOTTEN
+    private volatile int forgotten;
+    @SuppressWarnings("rawtypes")
+    private static final AtomicIntegerFieldUpdater<ClientCall> FORGOTTEN =
+            AtomicIntegerFieldUpdater.newUpdater(ClientCall.class, "forgotten");
+
+    /** A call sending {@code bytes} or, if that is null, {@code owner}'s readable bytes. */
+    public ClientCall(InetSocketAddress server, byte[] bytes, ByteBuf owner, Duration deadline,
                long deadlineNanos, boolean idempotent, Function<ReceivedMessage, T> decode) {
         this.idempotent = idempotent;
         this.server = server;
-        this.payload = payload;
+        this.bytes = bytes;
         this.owner = owner;
-        this.length = payload != null ? payload.remaining() : owner.readableBytes();
+        this.length = bytes != null ? bytes.length : owner.readableBytes();
         this.deadline = deadline;
         this.deadlineNanos = deadlineNanos;
         this.decode = decode;
@@ -135,14 +146,14 @@ public final class ClientCall<T> implements Runnable, DeadlineQueue.Entry {
      */
     public void succeed(ReceivedMessage response) {
         T value = decode.apply(response);
-        if (!future.complete(value)) {
+        if (!complete(value)) {
             ReferenceCountUtil.release(value);
         }
     }
 
     /** Completes the future exceptionally (with the API's exception for the failure). */
     public void fail(RuntimeException e) {
-        future.completeExceptionally(e);
+        completeExceptionally(e);
     }
 
     /**
@@ -179,7 +190,7 @@ public final class ClientCall<T> implements Runnable, DeadlineQueue.Entry {
      * were drained.
      */
     public boolean ended() {
-        return future.isDone() || pendingResponse != null || pendingFailure != null;
+        return isDone() || pendingResponse != null || pendingFailure != null;
     }
 
     /** Completes the future with what {@link #deferCompletion} kept, if anything (the waiter, once it stopped reading). */
@@ -201,7 +212,7 @@ public final class ClientCall<T> implements Runnable, DeadlineQueue.Entry {
      */
     public void startOn(Runner loop) {
         this.loop = loop;
-        if (future.isCancelled()) {
+        if (isCancelled()) {
             loop.cancel(this);
         }
         loop.call(this);
@@ -241,6 +252,51 @@ public final class ClientCall<T> implements Runnable, DeadlineQueue.Entry {
         }
     }
 
+    // The request as the engine reads it (UserPayload): no view object per call.
+
+    @Override
+    public int payloadLength() {
+        return length;
+    }
+
+    @Override
+    public boolean payloadDirect() {
+        return bytes == null && owner.isDirect();
+    }
+
+    @Override
+    public void copyPayload(int offset, ByteBuffer out, int at, int n) {
+        if (bytes != null) {
+            out.put(at, bytes, offset, n);
+        } else {
+            NettyPayloadMemory.copy(owner, owner.readerIndex() + offset, out, at, n);
+        }
+    }
+
+    @Override
+    public ByteBuf payloadBuffer() {
+        return owner;
+    }
+
+    @Override
+    public void releasePayload() {
+        releaseOwner();
+    }
+
+    /** The request as a buffer of its own for a TCP attempt (a retained duplicate, or the array wrapped). */
+    public ByteBuf requestForTcp() {
+        return owner != null ? owner.retainedDuplicate() : Unpooled.wrappedBuffer(bytes);
+    }
+
+    /** Marks the call forgotten; true for the first caller only ({@link CallsInFlight#forget}). */
+    boolean markForgotten() {
+        return FORGOTTEN.compareAndSet(this, 0, 1);
+    }
+
+    boolean forgotten() {
+        return forgotten != 0;
+    }
+
     /**
      * Releases {@link #owner} unless that happened already (any thread): for a call no engine
      * took, whose buffer is therefore still the socket's (once an engine took it, the engine's
@@ -252,99 +308,98 @@ public final class ClientCall<T> implements Runnable, DeadlineQueue.Entry {
         }
     }
 
-    /**
-     * Tells the call's loop when the future is cancelled (by {@link #cancel} or by completing it
-     * with a {@link CancellationException}), so that the RPC is aborted: an override rather than a
-     * completion stage, which would cost two objects per call.
-     */
-    private final class CallFuture extends CompletableFuture<T> {
-        /** A waiting thread first lets its loop have it read its own response (HomaConfig.callerSpin). */
-        @Override
-        public T get() throws InterruptedException, ExecutionException {
-            awaitBriefly(Long.MAX_VALUE);
-            return super.get();
-        }
+    // The future's methods. A cancellation (by cancel, or by completing with a
+    // CancellationException) aborts the RPC.
 
-        @Override
-        public T get(long timeout, TimeUnit unit) throws InterruptedException, ExecutionException, TimeoutException {
-            long nanos = unit.toNanos(timeout);
-            if (isDone() || loop == null) {
-                return super.get(nanos, TimeUnit.NANOSECONDS);
-            }
-            long start = System.nanoTime();
-            awaitBriefly(nanos);
-            return super.get(Math.max(0, nanos - (System.nanoTime() - start)), TimeUnit.NANOSECONDS);
-        }
+    /** A waiting thread first lets its loop have it read its own response (HomaConfig.callerSpin). */
+    @Override
+    public T get() throws InterruptedException, ExecutionException {
+        awaitBriefly(Long.MAX_VALUE);
+        return super.get();
+    }
 
-        @Override
-        public T join() {
-            awaitBriefly(Long.MAX_VALUE);
-            return super.join();
+    @Override
+    public T get(long timeout, TimeUnit unit) throws InterruptedException, ExecutionException, TimeoutException {
+        long nanos = unit.toNanos(timeout);
+        if (isDone() || loop == null) {
+            return super.get(nanos, TimeUnit.NANOSECONDS);
         }
+        long start = System.nanoTime();
+        awaitBriefly(nanos);
+        return super.get(Math.max(0, nanos - (System.nanoTime() - start)), TimeUnit.NANOSECONDS);
+    }
 
-        /** Lets the call's runner have this thread read its own response, for at most {@code timeoutNanos}. */
-        private void awaitBriefly(long timeoutNanos) {
-            Runner l = loop;
-            if (l != null && !isDone()) {
-                l.awaiting(ClientCall.this, timeoutNanos);
-            }
-        }
+    @Override
+    public T join() {
+        awaitBriefly(Long.MAX_VALUE);
+        return super.join();
+    }
 
-        @Override
-        public boolean complete(T value) {
-            beforeFinish();
-            boolean completed = super.complete(value);
-            onFinished();
-            return completed;
-        }
-
-        @Override
-        public boolean cancel(boolean mayInterruptIfRunning) {
-            beforeFinish();
-            boolean cancelled = super.cancel(mayInterruptIfRunning);
-            onFinished();
-            onCancelled();
-            return cancelled;
-        }
-
-        @Override
-        public boolean completeExceptionally(Throwable ex) {
-            beforeFinish();
-            boolean completed = super.completeExceptionally(ex);
-            onFinished();
-            if (ex instanceof CancellationException) {
-                onCancelled();
-            }
-            return completed;
-        }
-
-        /** Before another thread completes the future: the thread reading for it goes back to the future's own wait. */
-        private void beforeFinish() {
-            Runner l = loop;
-            Thread w = waiter;
-            if (l != null && w != null && w != Thread.currentThread() && !isDone()) {
-                l.finishing(ClientCall.this);
-            }
-        }
-
-        /** After the future completed: a thread waiting for it where an unpark cannot reach it is woken. */
-        private void onFinished() {
-            Runner l = loop;
-            if (l != null && waiter != null) {
-                l.finished(ClientCall.this);
-            }
-        }
-
-        private void onCancelled() {
-            Runner l = loop;
-            if (l != null && isCancelled()) {
-                l.cancel(ClientCall.this);
-            }
+    /** Lets the call's runner have this thread read its own response, for at most {@code timeoutNanos}. */
+    private void awaitBriefly(long timeoutNanos) {
+        Runner l = loop;
+        if (l != null && !isDone()) {
+            l.awaiting(this, timeoutNanos);
         }
     }
 
     @Override
+    public boolean complete(T value) {
+        beforeFinish();
+        boolean completed = super.complete(value);
+        onFinished();
+        return completed;
+    }
+
+    @Override
+    public boolean cancel(boolean mayInterruptIfRunning) {
+        beforeFinish();
+        boolean cancelled = super.cancel(mayInterruptIfRunning);
+        onFinished();
+        onCancelled();
+        return cancelled;
+    }
+
+    @Override
+    public boolean completeExceptionally(Throwable ex) {
+        beforeFinish();
+        boolean completed = super.completeExceptionally(ex);
+        onFinished();
+        if (ex instanceof CancellationException) {
+            onCancelled();
+        }
+        return completed;
+    }
+
+    /** Before another thread completes the future: the thread reading for it goes back to the future's own wait. */
+    private void beforeFinish() {
+        Runner l = loop;
+        Thread w = waiter;
+        if (l != null && w != null && w != Thread.currentThread() && !isDone()) {
+            l.finishing(this);
+        }
+    }
+
+    /** After the future completed: a thread waiting for it where an unpark cannot reach it is woken. */
+    private void onFinished() {
+        Runner l = loop;
+        if (l != null && waiter != null) {
+            l.finished(this);
+        }
+    }
+
+    private void onCancelled() {
+        Runner l = loop;
+        if (l != null && isCancelled()) {
+            l.cancel(this);
+        }
+    }
+
+    /** The call, then the future's state as {@link CompletableFuture#toString()} gives it. */
+    @Override
     public String toString() {
-        return "call " + Long.toUnsignedString(rpcId, 16) + " to " + server + " (" + length + " B)";
+        String future = super.toString();
+        return "call " + Long.toUnsignedString(rpcId, 16) + " to " + server + " (" + length + " B)"
+                + future.substring(future.indexOf('['));
     }
 }

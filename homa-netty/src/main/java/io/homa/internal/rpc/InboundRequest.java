@@ -28,15 +28,18 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * <p>Internal use only. The fields that are not final belong to the thread that received the
  * request (its event loop).
  */
-public abstract class InboundRequest implements DeadlineQueue.Entry {
+public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload {
     private static final int OPEN = 0;
     private static final int REPLIED = 1;
     private static final int DROPPED = 2;
 
     /** Where a request's answer goes: the engine loop that received it, or its TCP connection. */
     public interface Path {
-        /** Sends the reply (any thread); {@code owner} (nullable) is released when no longer read. */
-        void reply(InboundRequest r, ByteBuffer payload, ByteBuf owner);
+        /**
+         * Sends the reply (any thread): {@code bytes}, or if that is null {@code owner}'s readable
+         * bytes (one reference, released when no longer read).
+         */
+        void reply(InboundRequest r, byte[] bytes, ByteBuf owner);
 
         /** Drops the request (any thread): its caller fails; a no-op if it was answered or dropped. */
         void dropRequest(InboundRequest r, String why);
@@ -113,6 +116,9 @@ public abstract class InboundRequest implements DeadlineQueue.Entry {
     int queueVerdict;
     /** The loop's requests with the same RPC id (from other clients), for finding one a CANCEL names; loop only. */
     public InboundRequest sameId;
+    /** The reply while the engine reads it ({@link #replyWith}); the loop's. */
+    private byte[] replyBytes;
+    private ByteBuf replyBuffer;
     private int deadlineSlot = -1;
 
     /** Takes over {@code message}'s memory. */
@@ -184,7 +190,7 @@ public abstract class InboundRequest implements DeadlineQueue.Entry {
         }
         checkLength(response.length);
         if (claim()) {
-            path.reply(this, ByteBuffer.wrap(response), null);
+            path.reply(this, response, null);
         }
     }
 
@@ -198,7 +204,7 @@ public abstract class InboundRequest implements DeadlineQueue.Entry {
             checkLength(response.readableBytes());
             if (claim()) {
                 sent = true;
-                path.reply(this, NettyPayloadMemory.viewOf(response), response);
+                path.reply(this, null, response);
             }
         } finally {
             if (!sent) {
@@ -211,6 +217,51 @@ public abstract class InboundRequest implements DeadlineQueue.Entry {
         if (length > maxLength) {
             throw failure(Failure.MESSAGE_TOO_LARGE, "response of " + length + " bytes to " + peer
                     + " exceeds maxMessageLength " + maxLength);
+        }
+    }
+
+    // The reply as the engine reads it (UserPayload): no view object per reply.
+
+    /**
+     * The reply the engine is to read from this object, set on the loop that hands it to the
+     * engine: {@code bytes}, or if that is null {@code buffer} (whose reference this takes over).
+     */
+    public void replyWith(byte[] bytes, ByteBuf buffer) {
+        this.replyBytes = bytes;
+        this.replyBuffer = buffer;
+    }
+
+    @Override
+    public int payloadLength() {
+        return replyBytes != null ? replyBytes.length : replyBuffer.readableBytes();
+    }
+
+    @Override
+    public boolean payloadDirect() {
+        return replyBytes == null && replyBuffer.isDirect();
+    }
+
+    @Override
+    public void copyPayload(int offset, ByteBuffer out, int at, int n) {
+        if (replyBytes != null) {
+            out.put(at, replyBytes, offset, n);
+        } else {
+            NettyPayloadMemory.copy(replyBuffer, replyBuffer.readerIndex() + offset, out, at, n);
+        }
+    }
+
+    @Override
+    public ByteBuf payloadBuffer() {
+        return replyBuffer;
+    }
+
+    @Override
+    public void releasePayload() {
+        ByteBuf b = replyBuffer;
+        replyBytes = null;
+        replyBuffer = null;
+        if (b != null) {
+            b.release();
         }
     }
 

@@ -26,7 +26,6 @@ import org.slf4j.LoggerFactory;
 
 import javax.net.ssl.SSLSession;
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -275,8 +274,8 @@ public final class TcpServer implements io.homa.internal.transport.TcpListener {
         }
 
         @Override
-        public void reply(InboundRequest r, ByteBuffer payload, ByteBuf owner) {
-            ByteBuf body = owner != null ? owner : Unpooled.wrappedBuffer(payload);
+        public void reply(InboundRequest r, byte[] bytes, ByteBuf owner) {
+            ByteBuf body = owner != null ? owner : Unpooled.wrappedBuffer(bytes);
             count(ShellCounter.REQUESTS_REPLIED);
             onLoop(body, () -> {
                 cancelExpiry(r);

@@ -6,7 +6,6 @@ import io.netty.buffer.ByteBuf;
 import org.junit.jupiter.api.Test;
 
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -42,7 +41,7 @@ class RequestQueueTest {
     }
 
     private static final InboundRequest.Path NO_PATH = new InboundRequest.Path() {
-        @Override public void reply(InboundRequest r, ByteBuffer payload, ByteBuf owner) { }
+        @Override public void reply(InboundRequest r, byte[] bytes, ByteBuf owner) { }
         @Override public void dropRequest(InboundRequest r, String why) { r.markDropped(); }
         @Override public void expireRequest(InboundRequest r) { r.markDropped(); }
         @Override public void shedRequest(InboundRequest r, long waitedNanos) { r.markDropped(); }

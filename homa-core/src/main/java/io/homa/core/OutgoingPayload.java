@@ -1,0 +1,29 @@
+package io.homa.core;
+
+import java.nio.ByteBuffer;
+
+/**
+ * An outgoing message's bytes that the engine reads through calls instead of a
+ * {@link ByteBuffer} view: a shell whose messages live in its own buffer types (a byte array, a
+ * Netty {@code ByteBuf}) then makes no view object per message, which for small RPCs was a tenth
+ * of what a call allocated. Given to {@link HomaEngine#startRequest(long, java.net.InetSocketAddress,
+ * OutgoingPayload, long, boolean)} or {@link HomaEngine#respond(long, java.net.InetSocketAddress,
+ * long, OutgoingPayload)}; read on the engine's thread until the engine tells
+ * {@link PayloadReleaseListener#released(OutgoingPayload)}. Its bytes must not change meanwhile.
+ */
+public interface OutgoingPayload {
+    /** The message's length in bytes; fixed. */
+    int payloadLength();
+
+    /**
+     * Whether every byte is in direct memory, so that a shell may send it in place
+     * ({@link EngineConfig#sendPayloadByReference}: {@link Transmit#source()} names it then).
+     */
+    boolean payloadDirect();
+
+    /**
+     * Copies bytes {@code [offset, offset + n)} of the message into {@code out} at absolute index
+     * {@code at}; {@code out}'s position and limit are as they were afterwards.
+     */
+    void copyPayload(int offset, ByteBuffer out, int at, int n);
+}
