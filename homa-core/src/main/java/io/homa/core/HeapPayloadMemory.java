@@ -30,7 +30,7 @@ final class HeapPayloadMemory implements PayloadMemory {
         }
 
         @Override
-        public void release() {
+        public void free() {
             // the collector frees it
         }
     }

@@ -225,7 +225,9 @@ final class IncomingMessage {
         // Complete: every chunk was written, so the table has reached its full length.
         // A message takes one part out of its array and keeps none for an empty one, so the kept
         // one-slot table is never handed over.
-        ReceivedMessage m = new ReceivedMessage(length, chunks);
+        // A part that is a message of its own and holds all of this one is delivered as it is.
+        ReceivedMessage m = length > 0 && chunks.length == 1 && chunks[0] instanceof ReceivedMessage own
+                && own.length() == length ? own : new ReceivedMessage(length, chunks);
         single[0] = null;
         chunks = NO_CHUNKS; // the message's now
         return m;
@@ -235,7 +237,7 @@ final class IncomingMessage {
     void discard() {
         for (int i = 0; i < chunks.length; i++) {
             if (chunks[i] != null) {
-                chunks[i].release();
+                chunks[i].free();
                 chunks[i] = null;
             }
         }

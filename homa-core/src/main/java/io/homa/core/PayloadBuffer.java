@@ -8,12 +8,16 @@ import java.nio.ByteBuffer;
  * reference-counted memory in an I/O shell (a reference to a pooled buffer and where in it the bytes lie), plain heap memory
  * in the simulator. Whoever owns it releases it exactly once: the engine while the message is
  * incomplete, then whoever took the {@link ReceivedMessage}.
+ *
+ * <p>A part that holds a whole message may be that message too (a {@link ReceivedMessage}
+ * subclass whose only part is itself: one object per message, not two); the engine then delivers
+ * it as it is. Its {@link #free()} is the memory's, {@link ReceivedMessage#release()} the message's.
  */
 public interface PayloadBuffer {
     /**
      * The bytes, from index 0 to its limit (the part's length). The same view on every call: use
      * absolute gets and puts only, never change its position or limit. Writable only for memory from
-     * {@link PayloadMemory#allocate}; not valid after {@link #release()}.
+     * {@link PayloadMemory#allocate}; not valid after {@link #free()}.
      */
     ByteBuffer bytes();
 
@@ -21,7 +25,7 @@ public interface PayloadBuffer {
      * Copies all its bytes into {@code dst} at {@code offset} (which has room) and returns how many.
      * A shell may override it to copy without making the {@link #bytes()} view.
      */
-    default int copyTo(byte[] dst, int offset) {
+    default int copyInto(byte[] dst, int offset) {
         ByteBuffer b = bytes();
         int n = b.limit();
         b.get(0, dst, offset, n);
@@ -29,5 +33,5 @@ public interface PayloadBuffer {
     }
 
     /** Gives the memory back; called exactly once. */
-    void release();
+    void free();
 }

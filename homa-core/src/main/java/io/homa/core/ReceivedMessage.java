@@ -14,7 +14,7 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * and then a release of each part. Either is safe from any thread; the second of them is a no-op (release) or throws
  * (takeParts). No view may be read after the release.
  */
-public final class ReceivedMessage {
+public class ReceivedMessage {
     private static final PayloadBuffer[] NONE = {};
     private static final AtomicIntegerFieldUpdater<ReceivedMessage> RELEASED =
             AtomicIntegerFieldUpdater.newUpdater(ReceivedMessage.class, "released");
@@ -38,6 +38,25 @@ public final class ReceivedMessage {
         }
     }
 
+    /**
+     * A message that is its own only part: for a {@link PayloadBuffer} of a {@link PayloadMemory}
+     * that may hold a whole message (one object per message instead of two). {@link IncomingMessage}
+     * delivers such a part as it is when it holds a whole message of at least one byte.
+     *
+     * @throws IllegalStateException if the subclass is not a {@link PayloadBuffer}
+     */
+    protected ReceivedMessage(int length) {
+        if (!(this instanceof PayloadBuffer self)) {
+            throw new IllegalStateException(getClass().getName() + " is no PayloadBuffer");
+        }
+        if (length < 0) {
+            throw new IllegalArgumentException("negative length " + length);
+        }
+        this.length = length;
+        this.only = self;
+        this.parts = null;
+    }
+
     /** A message of {@code length > 0} bytes in one part. */
     ReceivedMessage(int length, PayloadBuffer only) {
         this.length = length;
@@ -55,34 +74,34 @@ public final class ReceivedMessage {
     }
 
     /** Message length in bytes (0 is a valid length). */
-    public int length() {
+    public final int length() {
         return length;
     }
 
     /** A fresh array with the whole message. */
-    public byte[] toByteArray() {
+    public final byte[] toByteArray() {
         byte[] out = new byte[length];
         copyTo(out, 0);
         return out;
     }
 
     /** Copies the whole message into {@code dst} at {@code offset}. */
-    public void copyTo(byte[] dst, int offset) {
+    public final void copyTo(byte[] dst, int offset) {
         if (offset < 0 || dst.length - offset < length) {
             throw new IndexOutOfBoundsException("message of " + length + " bytes at " + offset + " in " + dst.length);
         }
         if (only != null) {
-            only.copyTo(dst, offset);
+            only.copyInto(dst, offset);
             return;
         }
         int pos = 0;
         for (PayloadBuffer p : parts) {
-            pos += p.copyTo(dst, offset + pos);
+            pos += p.copyInto(dst, offset + pos);
         }
     }
 
     /** The message as read-only buffers, one per part, in order, without copying. */
-    public ByteBuffer[] buffers() {
+    public final ByteBuffer[] buffers() {
         if (only != null) {
             return new ByteBuffer[]{only.bytes().asReadOnlyBuffer()};
         }
@@ -99,7 +118,7 @@ public final class ReceivedMessage {
      *
      * @throws IllegalStateException if the message was released or taken already
      */
-    public PayloadBuffer[] takeParts() {
+    public final PayloadBuffer[] takeParts() {
         take();
         return only != null ? new PayloadBuffer[]{only} : parts;
     }
@@ -111,7 +130,7 @@ public final class ReceivedMessage {
      * @throws IllegalStateException if the message has several parts or none, or was released or
      *                               taken already
      */
-    public PayloadBuffer takeOnlyPart() {
+    public final PayloadBuffer takeOnlyPart() {
         if (only == null) {
             throw new IllegalStateException("message of " + length + " bytes has " + partCount() + " parts, not one");
         }
@@ -126,20 +145,20 @@ public final class ReceivedMessage {
     }
 
     /** Gives the message's memory back; later calls do nothing. */
-    public void release() {
+    public final void release() {
         if (RELEASED.compareAndSet(this, 0, 1)) {
             if (only != null) {
-                only.release();
+                only.free();
                 return;
             }
             for (PayloadBuffer p : parts) {
-                p.release();
+                p.free();
             }
         }
     }
 
     /** Number of parts (0 for an empty message). */
-    public int partCount() {
+    public final int partCount() {
         return only != null ? 1 : parts.length;
     }
 }

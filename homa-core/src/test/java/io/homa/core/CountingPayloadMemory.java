@@ -46,7 +46,7 @@ public final class CountingPayloadMemory implements PayloadMemory {
             }
 
             @Override
-            public void release() {
+            public void free() {
                 if (done) {
                     throw new IllegalStateException("released twice");
                 }

@@ -464,4 +464,80 @@ class IncomingMessageTest {
         assertFalse(m.grantable);
         assertNull(m.rpc.out);
     }
+
+    /** A kept datagram that is also a message (as the Netty shell's parts are). */
+    private static final class SelfMessage extends ReceivedMessage implements PayloadBuffer {
+        final ByteBuffer bytes;
+        int frees;
+
+        SelfMessage(ByteBuffer bytes) {
+            super(bytes.remaining());
+            this.bytes = bytes;
+        }
+
+        @Override
+        public ByteBuffer bytes() {
+            return bytes;
+        }
+
+        @Override
+        public void free() {
+            frees++;
+        }
+    }
+
+    /** Keeps whole messages as {@link SelfMessage}s, allocates on the heap otherwise. */
+    private static final class SelfKeepingMemory implements PayloadMemory {
+        final List<SelfMessage> kept = new ArrayList<>();
+
+        @Override
+        public PayloadBuffer keep(ByteBuffer view, int index, int length) {
+            byte[] copy = new byte[length];
+            view.get(index, copy);
+            SelfMessage m = new SelfMessage(ByteBuffer.wrap(copy));
+            kept.add(m);
+            return m;
+        }
+
+        @Override
+        public PayloadBuffer allocate(int length) {
+            return HEAP.allocate(length);
+        }
+    }
+
+    @Test
+    void aKeptPartThatIsAMessage_isDeliveredAsItIs_andFreedOnceOnRelease() {
+        byte[] data = random(1000, 5);
+        IncomingMessage m = message(1000);
+        SelfKeepingMemory memory = new SelfKeepingMemory();
+        assertEquals(1000, m.write(0, ByteBuffer.wrap(data), 0, 1000, memory));
+        ReceivedMessage r = m.toMessage();
+        assertEquals(1, memory.kept.size());
+        SelfMessage self = memory.kept.get(0);
+        assertTrue(r == self, "one object per message: the kept part itself");
+        assertAllViewsEqual(data, r);
+        r.release();
+        r.release();
+        assertEquals(1, self.frees, "the message's release frees its memory once");
+    }
+
+    @Test
+    void aKeptPartThatIsAMessage_isFreedWhenTheMessageIsDiscarded() {
+        IncomingMessage m = message(500);
+        SelfKeepingMemory memory = new SelfKeepingMemory();
+        m.write(0, ByteBuffer.wrap(random(500, 6)), 0, 500, memory);
+        m.discard();
+        assertEquals(1, memory.kept.get(0).frees);
+    }
+
+    @Test
+    void aMessageSubclassThatIsNoPart_isRefused() {
+        class NotAPart extends ReceivedMessage {
+            NotAPart() {
+                super(1);
+            }
+        }
+        IllegalStateException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, NotAPart::new);
+        assertTrue(e.getMessage().contains("no PayloadBuffer"), e.getMessage());
+    }
 }

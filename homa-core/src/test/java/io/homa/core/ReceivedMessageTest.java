@@ -134,7 +134,7 @@ class ReceivedMessageTest {
             }
 
             @Override
-            public void release() {
+            public void free() {
                 released[0]++;
             }
         };
@@ -155,7 +155,7 @@ class ReceivedMessageTest {
             }
 
             @Override
-            public void release() {
+            public void free() {
                 released[0]++;
             }
         };

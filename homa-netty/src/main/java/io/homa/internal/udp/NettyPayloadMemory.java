@@ -114,12 +114,12 @@ public final class NettyPayloadMemory implements PayloadMemory {
 
     /**
      * Bytes {@code [index, index + length)} of a {@code ByteBuf} of which it holds one reference, as
-     * a {@link PayloadBuffer}.
+     * a {@link PayloadBuffer}; and, when they are a whole message, that {@link ReceivedMessage}
+     * too (the engine delivers it as it is: one object per message, not two).
      */
-    private static final class Part implements PayloadBuffer {
+    private static final class Part extends ReceivedMessage implements PayloadBuffer {
         private final ByteBuf buf;
         private final int index;
-        private final int length;
         /** Whether {@code buf} is all its own (a chunk), not a datagram that other parts may share. */
         private final boolean whole;
         /**
@@ -131,24 +131,24 @@ public final class NettyPayloadMemory implements PayloadMemory {
         private ByteBuffer view;
 
         Part(ByteBuf buf, int index, int length, boolean whole) {
+            super(length);
             this.buf = buf;
             this.index = index;
-            this.length = length;
             this.whole = whole;
         }
 
         @Override
         public ByteBuffer bytes() {
             if (view == null) {
-                view = buf.nioBuffer(index, length);
+                view = buf.nioBuffer(index, length());
             }
             return view;
         }
 
         @Override
-        public int copyTo(byte[] dst, int offset) {
-            buf.getBytes(index, dst, offset, length);
-            return length;
+        public int copyInto(byte[] dst, int offset) {
+            buf.getBytes(index, dst, offset, length());
+            return length();
         }
 
         /**
@@ -160,11 +160,11 @@ public final class NettyPayloadMemory implements PayloadMemory {
             if (whole) {
                 return buf;
             }
-            return sole ? buf.setIndex(index, index + length) : buf.slice(index, length);
+            return sole ? buf.setIndex(index, index + length()) : buf.slice(index, length());
         }
 
         @Override
-        public void release() {
+        public void free() {
             buf.release();
         }
     }
