@@ -426,7 +426,7 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
         }
     }
 
-    /** Removes a call from the in-flight set; true if this caller is the one to complete it. */
+    /** Takes a call from the calls in flight; true if this caller is the one to complete it. */
     boolean forget(ClientCall<?> c) {
         return inFlight.forget(c);
     }

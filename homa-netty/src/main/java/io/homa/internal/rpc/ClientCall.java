@@ -399,7 +399,8 @@ public final class ClientCall<T> extends CompletableFuture<T> implements Runnabl
     @Override
     public String toString() {
         String future = super.toString();
+        int state = future.indexOf('[');
         return "call " + Long.toUnsignedString(rpcId, 16) + " to " + server + " (" + length + " B)"
-                + future.substring(future.indexOf('['));
+                + (state < 0 ? "" : future.substring(state));
     }
 }

@@ -84,14 +84,6 @@ public final class NettyPayloadMemory implements PayloadMemory {
     }
 
     /**
-     * The one view of a user buffer's readable bytes for the engine, or null if it has several
-     * parts (a composite): the engine then reads {@code nioBuffers()} in place. Never a copy.
-     */
-    public static ByteBuffer viewOf(ByteBuf buf) {
-        return buf.nioBufferCount() > 1 ? null : buf.nioBuffer();
-    }
-
-    /**
      * Copies {@code n} bytes of {@code from} at {@code index} into {@code out} at absolute index
      * {@code at}, leaving {@code out}'s position and limit as they were (an engine's
      * {@link io.homa.core.OutgoingPayload#copyPayload}); composites included, and no view object.
