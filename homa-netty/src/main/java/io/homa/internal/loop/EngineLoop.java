@@ -89,8 +89,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * completes on it once it gave the sockets back. Whoever else ends the call kicks it awake
  * ({@link #finished}).
  *
- * <p>Buffers: every {@code ByteBuf} the user handed over is kept in {@link UserBuffers} until the
- * engine says it stopped reading it; {@link #closeOnLoop} releases the rest. Received payloads are
+ * <p>Buffers: every {@code ByteBuf} the user handed over is read by the engine through its call or
+ * request object ({@link io.homa.internal.rpc.UserPayload}) and released when the engine says it
+ * stopped reading it, at the latest when {@link #closeOnLoop} closes the engine. Received payloads are
  * the engine's through {@link NettyPayloadMemory} (retained datagrams, pooled chunks) until
  * it delivers them; a response then belongs to its call (released if nobody takes it), a request to
  * its request object (released when answered or dropped; requests still open at close are dropped).

@@ -434,8 +434,8 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
     /**
      * Fails a call because the socket is closed, unless someone completed it already.
      *
-     * @param releaseOwner whether the call's buffer is still ours to release (it never reached an
-     *                     engine; once it did, the engine loop releases it)
+     * @param releaseOwner whether to release the call's buffer now (once only, whoever else
+     *                     releases it too: {@link ClientCall#releaseOwner})
      */
     void finishClosed(ClientCall<?> c, boolean releaseOwner) {
         if (forget(c)) {

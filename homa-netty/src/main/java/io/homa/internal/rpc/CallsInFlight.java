@@ -1,5 +1,6 @@
 package io.homa.internal.rpc;
 
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
@@ -10,10 +11,12 @@ import java.util.function.Consumer;
  * <p>A lock-free stack threaded through the calls themselves: adding is one compare-and-set on
  * its head and no object (a concurrent set's node was 32 B per call, and its removal a lock
  * that the loops and the callers took in turn). A call is never unlinked when it ends, only
- * marked; the thread whose add finds the stack grown past the calls live at the last purge plus
- * a slack (half of them, at least {@value #MIN_SLACK}) takes the stack off, drops the ended calls
- * and puts the rest back. So it holds the live calls and at most that slack of ended ones, and
- * a purge costs a few visits per add.
+ * marked. A purge takes the stack off, drops the ended calls and puts the rest back; it runs when
+ * an add finds the stack grown past the calls live at the last purge plus a slack (half of them,
+ * at least {@value #MIN_SLACK}), or when that slack of calls have ended since the last purge. So
+ * the stack holds the live calls and about that slack of ended ones (an ended call keeps its
+ * request and response reachable), also once the socket goes quiet after a burst, and a purge
+ * costs a few visits per add or end.
  *
  * <p>Internal use only (public for the shell's other packages; the module does not export it).
  */
@@ -23,6 +26,10 @@ public final class CallsInFlight {
     private final AtomicReference<ClientCall<?>> head = new AtomicReference<>();
     /** The depth at which an add purges. */
     private volatile int purgeAt = MIN_SLACK;
+    /** How many ended calls make a purge: the slack of the last purge. */
+    private volatile int slack = MIN_SLACK;
+    /** Calls ended since the last purge began. */
+    private final AtomicInteger endedSincePurge = new AtomicInteger();
     /** What {@link #close} does to each live call; null while open. */
     private volatile Consumer<ClientCall<?>> onClose;
 
@@ -41,7 +48,13 @@ public final class CallsInFlight {
 
     /** Ends {@code c}'s time in flight; true for exactly one caller, the one to complete it. */
     public boolean forget(ClientCall<?> c) {
-        return c.markForgotten();
+        if (!c.markForgotten()) {
+            return false;
+        }
+        if (endedSincePurge.incrementAndGet() >= slack) {
+            purge();
+        }
+        return true;
     }
 
     /** Whether nobody {@link #forget}s {@code c} yet. */
@@ -81,6 +94,7 @@ public final class CallsInFlight {
 
     /** Takes the stack off, keeps its live calls and puts them back on top of what was added meanwhile. */
     private void purge() {
+        endedSincePurge.set(0);
         ClientCall<?> first = null;
         ClientCall<?> last = null;
         int live = 0;
@@ -98,7 +112,9 @@ public final class CallsInFlight {
             }
             c = next;
         }
-        purgeAt = live + Math.max(MIN_SLACK, live / 2);
+        int s = Math.max(MIN_SLACK, live / 2);
+        slack = s;
+        purgeAt = live + s;
         if (first != null) {
             ClientCall<?> h;
             do {

@@ -299,8 +299,8 @@ public final class ClientCall<T> extends CompletableFuture<T> implements Runnabl
 
     /**
      * Releases {@link #owner} unless that happened already (any thread): for a call no engine
-     * took, whose buffer is therefore still the socket's (once an engine took it, the engine's
-     * release listener frees it instead).
+     * took, when the engine stops reading it ({@link #releasePayload}), or at close; whichever
+     * comes first releases it, the others do nothing.
      */
     public void releaseOwner() {
         if (owner != null && OWNER_RELEASED.compareAndSet(this, 0, 1)) {
@@ -395,12 +395,9 @@ public final class ClientCall<T> extends CompletableFuture<T> implements Runnabl
         }
     }
 
-    /** The call, then the future's state as {@link CompletableFuture#toString()} gives it. */
+    /** The call, as failure messages name it (not the future's state). */
     @Override
     public String toString() {
-        String future = super.toString();
-        int state = future.indexOf('[');
-        return "call " + Long.toUnsignedString(rpcId, 16) + " to " + server + " (" + length + " B)"
-                + (state < 0 ? "" : future.substring(state));
+        return "call " + Long.toUnsignedString(rpcId, 16) + " to " + server + " (" + length + " B)";
     }
 }

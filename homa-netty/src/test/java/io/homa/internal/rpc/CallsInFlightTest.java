@@ -76,6 +76,22 @@ class CallsInFlightTest {
         }
     }
 
+    @Test
+    void aBurstThatEndsIsDroppedWithoutFurtherCalls() {
+        CallsInFlight calls = new CallsInFlight();
+        List<ClientCall<byte[]>> burst = new ArrayList<>();
+        for (int i = 0; i < 10_000; i++) {
+            ClientCall<byte[]> c = call();
+            calls.add(c);
+            burst.add(c);
+        }
+        for (ClientCall<byte[]> c : burst) { // the socket goes quiet: no add purges any more
+            assertTrue(calls.forget(c));
+        }
+        int linked = calls.linked();
+        assertTrue(linked <= 5_000, linked + " ended calls still linked after the burst ended");
+    }
+
     /**
      * Callers add and end calls while the socket closes, as EngineLoops.submit does: a caller that
      * finds the socket closed after its add fails the call itself; the close fails the rest. Every
