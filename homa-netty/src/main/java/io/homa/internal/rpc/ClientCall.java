@@ -1,14 +1,12 @@
 package io.homa.internal.rpc;
 
 import io.homa.core.ReceivedMessage;
-import io.homa.internal.udp.NettyPayloadMemory;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -255,22 +253,8 @@ public final class ClientCall<T> extends CompletableFuture<T> implements Runnabl
     // The request as the engine reads it (UserPayload): no view object per call.
 
     @Override
-    public int payloadLength() {
-        return length;
-    }
-
-    @Override
-    public boolean payloadDirect() {
-        return bytes == null && owner.isDirect();
-    }
-
-    @Override
-    public void copyPayload(int offset, ByteBuffer out, int at, int n) {
-        if (bytes != null) {
-            out.put(at, bytes, offset, n);
-        } else {
-            NettyPayloadMemory.copy(owner, owner.readerIndex() + offset, out, at, n);
-        }
+    public byte[] payloadBytes() {
+        return bytes;
     }
 
     @Override

@@ -10,7 +10,6 @@ import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 
 import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /**
@@ -232,22 +231,8 @@ public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload
     }
 
     @Override
-    public int payloadLength() {
-        return replyBytes != null ? replyBytes.length : replyBuffer.readableBytes();
-    }
-
-    @Override
-    public boolean payloadDirect() {
-        return replyBytes == null && replyBuffer.isDirect();
-    }
-
-    @Override
-    public void copyPayload(int offset, ByteBuffer out, int at, int n) {
-        if (replyBytes != null) {
-            out.put(at, replyBytes, offset, n);
-        } else {
-            NettyPayloadMemory.copy(replyBuffer, replyBuffer.readerIndex() + offset, out, at, n);
-        }
+    public byte[] payloadBytes() {
+        return replyBytes;
     }
 
     @Override

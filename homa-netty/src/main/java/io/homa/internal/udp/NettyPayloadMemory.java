@@ -83,22 +83,6 @@ public final class NettyPayloadMemory implements PayloadMemory {
         return Unpooled.wrappedBuffer(bufs.length, bufs);
     }
 
-    /**
-     * Copies {@code n} bytes of {@code from} at {@code index} into {@code out} at absolute index
-     * {@code at}, leaving {@code out}'s position and limit as they were (an engine's
-     * {@link io.homa.core.OutgoingPayload#copyPayload}); composites included, and no view object.
-     */
-    public static void copy(ByteBuf from, int index, ByteBuffer out, int at, int n) {
-        int position = out.position();
-        int limit = out.limit();
-        try {
-            out.limit(at + n).position(at);
-            from.getBytes(index, out);
-        } finally {
-            out.limit(limit).position(position);
-        }
-    }
-
     private static ByteBuf bufferOf(PayloadBuffer p) {
         // A message that came over TCP is on the heap (ReceivedMessage.of): nothing to release.
         return p instanceof Part q ? q.toByteBuf() : Unpooled.wrappedBuffer(p.bytes());
