@@ -208,6 +208,10 @@ public final class CompareReport {
         if (!grpcHoma.isEmpty()) {
             out.put("grpc-homa/grpc", grpcHoma);
         }
+        Map<String, Object> grpcHomaInline = pairRatios(Transports.GRPC_HOMA_INLINE, Transports.GRPC);
+        if (!grpcHomaInline.isEmpty()) {
+            out.put("grpc-homa-inline/grpc", grpcHomaInline);
+        }
         Map<String, Object> grpcHomaDefault = pairRatios(Transports.GRPC_HOMA_DEFAULT, Transports.GRPC_DEFAULT);
         if (!grpcHomaDefault.isEmpty()) {
             out.put("grpc-homa-default/grpc-default", grpcHomaDefault);
@@ -308,7 +312,11 @@ public final class CompareReport {
     /** The table printed at the end of a run. */
     public String table() {
         StringBuilder sb = new StringBuilder();
-        String rowFormat = "%-21s %-11s %10s %10s %10s %11s %8s %9s %10s  %s%n";
+        int nameWidth = 11;
+        for (String transport : results.keySet()) {
+            nameWidth = Math.max(nameWidth, transport.length());
+        }
+        String rowFormat = "%-21s %-" + nameWidth + "s %10s %10s %10s %11s %8s %9s %10s  %s%n";
         sb.append(String.format(Locale.ROOT, rowFormat, "scenario", "transport", "p50 us", "p99 us", "p99.9 us",
                 "calls/s", "Gbit/s", "cpu us/c", "alloc B/c", "notes"));
         for (Scenario sc : scenarios()) {

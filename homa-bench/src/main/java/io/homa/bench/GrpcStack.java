@@ -45,31 +45,61 @@ enum GrpcStack {
     /**
      * homa-grpc: each unary call one Homa RPC. The sockets have their own event loops (the group is
      * unused); they bind the loopback address so that the MTU, hence the segment size, is
-     * loopback's, as for {@link HomaTransport}.
+     * loopback's, as for {@link HomaTransport}. With {@code direct}, the service and the callbacks
+     * run on the sockets' handler executors (homa-grpc's default: they may block).
      */
     HOMA {
         @Override
         Server startServer(ServerServiceDefinition service, EventLoopGroup group, int maxMessage, boolean direct)
                 throws IOException {
-            HomaServerBuilder b = HomaServerBuilder.forAddress(NettyIo.anyPort())
-                    .homaConfig(loopback())
-                    .maxInboundMessageSize(maxMessage)
-                    .addService(service);
-            return (direct ? b.directExecutor() : b).build().start();
+            return homaServer(service, maxMessage, direct, false);
         }
 
         @Override
         ManagedChannel channel(InetSocketAddress server, EventLoopGroup group, int maxMessage, boolean direct) {
-            HomaChannelBuilder b = HomaChannelBuilder.forAddress(server.getHostString(), server.getPort())
-                    .homaConfig(loopback())
-                    .maxInboundMessageSize(maxMessage);
-            return (direct ? b.directExecutor() : b).build();
+            return homaChannel(server, maxMessage, direct, false);
+        }
+    },
+    /**
+     * homa-grpc with the sockets' inline execution: with {@code direct}, the service and the
+     * callbacks run on the sockets' event loops, as grpc-netty runs them under
+     * {@code directExecutor()} (docs/grpc.md: the choice for code that never blocks).
+     */
+    HOMA_INLINE {
+        @Override
+        Server startServer(ServerServiceDefinition service, EventLoopGroup group, int maxMessage, boolean direct)
+                throws IOException {
+            return homaServer(service, maxMessage, direct, true);
         }
 
-        private HomaConfig loopback() {
-            return HomaConfig.builder().bindAddress(new InetSocketAddress(NettyIo.HOST, 0)).build();
+        @Override
+        ManagedChannel channel(InetSocketAddress server, EventLoopGroup group, int maxMessage, boolean direct) {
+            return homaChannel(server, maxMessage, direct, true);
         }
     };
+
+    private static Server homaServer(ServerServiceDefinition service, int maxMessage, boolean direct, boolean inline)
+            throws IOException {
+        HomaServerBuilder b = HomaServerBuilder.forAddress(NettyIo.anyPort())
+                .homaConfig(loopback(inline))
+                .maxInboundMessageSize(maxMessage)
+                .addService(service);
+        return (direct ? b.directExecutor() : b).build().start();
+    }
+
+    private static ManagedChannel homaChannel(InetSocketAddress server, int maxMessage, boolean direct, boolean inline) {
+        HomaChannelBuilder b = HomaChannelBuilder.forAddress(server.getHostString(), server.getPort())
+                .homaConfig(loopback(inline))
+                .maxInboundMessageSize(maxMessage);
+        return (direct ? b.directExecutor() : b).build();
+    }
+
+    private static HomaConfig loopback(boolean inline) {
+        return HomaConfig.builder()
+                .bindAddress(new InetSocketAddress(NettyIo.HOST, 0))
+                .inlineExecution(inline)
+                .build();
+    }
 
     /**
      * The echo server; {@code direct}: the service runs on the transport's own thread

@@ -38,7 +38,9 @@ import java.util.logging.Logger;
  *
  * {@code grpc-default} and {@code grpc-homa-default} are the same two with grpc-java's default
  * executors on both sides (the service and the client's callbacks on grpc-java's shared cached
- * pool), which is what most services run.
+ * pool), which is what most services run. {@code grpc-homa-inline} (on request) is
+ * {@code grpc-homa} with the sockets' inline execution, so that the service and the client's
+ * callbacks run on the sockets' event loops as grpc-netty's do under {@code directExecutor()}.
  *
  * <p>Like the other baselines, the server has one event loop thread and runs the echo on it
  * ({@code directExecutor}), and each client has its own event loop thread on which its futures
@@ -94,6 +96,15 @@ public final class GrpcTransport implements Transport {
     /** One homa-grpc channel per client. */
     public static GrpcTransport overHoma() {
         return new GrpcTransport(Transports.GRPC_HOMA, 1, GrpcStack.HOMA, true);
+    }
+
+    /**
+     * One homa-grpc channel per client, {@code directExecutor()} and inline execution on both
+     * sides: the service and the callbacks on the sockets' event loops, as {@link #single()} has
+     * them on grpc-netty's.
+     */
+    public static GrpcTransport overHomaInline() {
+        return new GrpcTransport(Transports.GRPC_HOMA_INLINE, 1, GrpcStack.HOMA_INLINE, true);
     }
 
     /** One HTTP/2 channel per client, with grpc-java's default executors on both sides. */

@@ -33,16 +33,22 @@ public final class Transports {
     public static final String GRPC_DEFAULT = "grpc-default";
     /** grpc over Homa with grpc-java's default executors. */
     public static final String GRPC_HOMA_DEFAULT = "grpc-homa-default";
+    /**
+     * grpc over Homa with {@code directExecutor()} and the sockets' inline execution on both sides:
+     * the service and the client's callbacks on the sockets' event loops, as grpc-netty runs them
+     * under {@code directExecutor()} (for code that never blocks); on request.
+     */
+    public static final String GRPC_HOMA_INLINE = "grpc-homa-inline";
 
     /** The transports {@code compare} runs by default, in the order results are shown. */
     public static final List<String> ALL = List.of(HOMA, HOMA_2LOOPS, TCP_SINGLE, TCP_POOL, UDP_RAW, GRPC, GRPC_HOMA,
             GRPC_DEFAULT, GRPC_HOMA_DEFAULT);
     /**
-     * Every transport name, in the order results are shown (grpc-pool, tcp-blocking, udp-spin,
-     * homa-2clients and Homa on a named Netty transport only on request).
+     * Every transport name, in the order results are shown (grpc-pool, grpc-homa-inline,
+     * tcp-blocking, udp-spin, homa-2clients and Homa on a named Netty transport only on request).
      */
     public static final List<String> KNOWN = List.of(HOMA, HOMA_2LOOPS, HOMA_2CLIENTS, HOMA_EPOLL, HOMA_IOURING, HOMA_NIO, HOMA_PSP, HOMA_PSP_ACCP, TCP_SINGLE,
-            TCP_POOL, TCP_BLOCKING, UDP_RAW, UDP_SPIN, GRPC, GRPC_HOMA, GRPC_DEFAULT, GRPC_HOMA_DEFAULT, GRPC_POOL);
+            TCP_POOL, TCP_BLOCKING, UDP_RAW, UDP_SPIN, GRPC, GRPC_HOMA, GRPC_HOMA_INLINE, GRPC_DEFAULT, GRPC_HOMA_DEFAULT, GRPC_POOL);
 
     private Transports() {
     }
@@ -72,6 +78,7 @@ public final class Transports {
             case GRPC_HOMA -> GrpcTransport.overHoma();
             case GRPC_DEFAULT -> GrpcTransport.singleDefaultExecutors();
             case GRPC_HOMA_DEFAULT -> GrpcTransport.overHomaDefaultExecutors();
+            case GRPC_HOMA_INLINE -> GrpcTransport.overHomaInline();
             default -> throw new IllegalArgumentException("unknown transport '" + name + "' (known: " + String.join(", ", KNOWN) + ")");
         };
     }
