@@ -92,7 +92,7 @@ final class HomaClientStream extends StreamBase implements ClientStream, Inbound
         return method.isIdempotent() || method.isSafe();
     }
 
-        boolean countsForInUse() {
+    boolean countsForInUse() {
         return GrpcUtil.shouldBeCountedForInUse(callOptions);
     }
 

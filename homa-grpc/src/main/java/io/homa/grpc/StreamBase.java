@@ -139,7 +139,7 @@ abstract class StreamBase implements Stream {
         return false;
     }
 
-        /** The Homa deadline for one frame: what is left of the call's deadline. */
+    /** The Homa deadline for one frame: what is left of the call's deadline. */
     final Duration homaDeadline() {
         Deadline d = deadline();
         if (d == null) {
