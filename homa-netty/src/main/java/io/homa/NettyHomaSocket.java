@@ -47,7 +47,7 @@ final class NettyHomaSocket implements HomaSocket, CallObserver {
         this.serial = SERIAL.incrementAndGet();
         EngineLoops[] self = new EngineLoops[1]; // requests are made only once the shell is open
         this.shell = EngineLoops.open(shellConfig(config), serial,
-                (path, id, peer, message, max) -> request(self[0], path, id, peer, message, max), this);
+                (path, id, peer, message) -> request(self[0], path, id, peer, message), this);
         self[0] = shell;
     }
 
@@ -57,12 +57,12 @@ final class NettyHomaSocket implements HomaSocket, CallObserver {
      * the peer's keys.
      */
     private static ServerRequest request(EngineLoops shell, io.homa.internal.rpc.InboundRequest.Path path, long id,
-                                         InetSocketAddress peer, io.homa.core.ReceivedMessage message, int max) {
+                                         InetSocketAddress peer, io.homa.core.ReceivedMessage message) {
         javax.net.ssl.SSLSession connection = path.tlsSession();
         String identity = connection != null ? io.homa.internal.tls.TlsContext.identityOf(connection)
                 : shell.peerIdentity(peer);
         shell.countRequestOf(identity);
-        return new ServerRequest(path, id, peer, message, max, identity, shell.peerKeys(), connection);
+        return new ServerRequest(path, id, peer, message, identity);
     }
 
     static NettyHomaSocket open(HomaConfig config) {

@@ -13,19 +13,12 @@ import java.time.Duration;
  * a lambda over this constructor (its {@link InboundRequest.Factory}).
  */
 final class ServerRequest extends InboundRequest implements HomaRequest {
-    /** The authenticated peer's identity (a secured socket's), else null. */
+    /** The authenticated peer's identity (a secured socket's), else null. Its TLS session is the path's. */
     private final String peerIdentity;
-    /** Where the peer's TLS session is (mutual TLS), else null. */
-    private final io.homa.internal.tls.PeerKeys keys;
-    /** The TLS session of the connection the request came over (TCP fallback), else null. */
-    private final javax.net.ssl.SSLSession connection;
 
-    ServerRequest(Path path, long rpcId, InetSocketAddress peer, ReceivedMessage message, int maxLength,
-                  String peerIdentity, io.homa.internal.tls.PeerKeys keys, javax.net.ssl.SSLSession connection) {
-        super(path, rpcId, peer, message, maxLength);
+    ServerRequest(Path path, long rpcId, InetSocketAddress peer, ReceivedMessage message, String peerIdentity) {
+        super(path, rpcId, peer, message);
         this.peerIdentity = peerIdentity;
-        this.keys = keys;
-        this.connection = connection;
     }
 
     @Override
@@ -35,10 +28,7 @@ final class ServerRequest extends InboundRequest implements HomaRequest {
 
     @Override
     public javax.net.ssl.SSLSession tlsSession() {
-        if (connection != null) {
-            return connection;
-        }
-        return keys == null ? null : keys.tlsSession(peer());
+        return pathTlsSession();
     }
 
     @Override

@@ -47,6 +47,17 @@ final class ServedRequests implements InboundRequest.Path {
 
     // ------------------------------------------------------------------ InboundRequest.Path
 
+    @Override
+    public int maxReplyLength() {
+        return l.engineConfig.maxMessageLength;
+    }
+
+    /** Over Homa a peer is verified by its keys: the TLS session of the key exchange (mutual TLS), else null. */
+    @Override
+    public javax.net.ssl.SSLSession tlsSessionOf(InetSocketAddress peer) {
+        return l.socket.tlsSession(peer);
+    }
+
     /**
      * Sends a reply (any thread): at once from an inline handler, else as a command (which the
      * handler's thread runs itself when the engine is free: no hand-off).
@@ -101,8 +112,7 @@ final class ServedRequests implements InboundRequest.Path {
         if (l.fallback != null) {
             l.fallback.delivered(now, e.peer(), e.rpcId());
         }
-        InboundRequest r = l.socket.requests().create(this, e.rpcId(), e.peer(), e.message(),
-                l.engineConfig.maxMessageLength);
+        InboundRequest r = l.socket.requests().create(this, e.rpcId(), e.peer(), e.message());
         RequestHandler handler = l.socket.handler();
         if (dropped.contains(now, e.peer(), e.rpcId())) {
             r.markDropped();

@@ -103,27 +103,29 @@ public final class ClientCall<T> extends CompletableFuture<T> implements Runnabl
      * callerReads), or null: written by that thread alone, read by whoever completes the future.
      */
     private volatile Thread waiter;
-    /** The response (or failure) made in the waiter's own turn, for it to complete with after its wait; the waiter's alone. */
-    private ReceivedMessage pendingResponse;
-    private RuntimeException pendingFailure;
+    /**
+     * The response (a {@link ReceivedMessage}) or failure (a {@link RuntimeException}) made in the
+     * waiter's own turn, for it to complete with after its wait; the waiter's alone.
+     */
+    private Object pending;
     private static final java.util.concurrent.atomic.AtomicReferenceFieldUpdater<ClientCall, Thread> WAITER =
             java.util.concurrent.atomic.AtomicReferenceFieldUpdater.newUpdater(ClientCall.class, Thread.class, "waiter");
-    /** 1 once {@link #owner} was released; a field and an updater, not an object per call. */
-    @SuppressWarnings("unused") // written through OWNER_RELEASED
-    private volatile int ownerReleased;
+    /**
+     * Two flags, each set once by compare-and-set: {@link #OWNER_RELEASED} once {@link #owner} was
+     * released, {@link #FORGOTTEN} once {@link CallsInFlight#forget} took the call (whoever did
+     * completes it). One int and an updater, not an object per call.
+     */
+    @SuppressWarnings("unused") // written through FLAGS
+    private volatile int flags;
     @SuppressWarnings("rawtypes")
-    private static final AtomicIntegerFieldUpdater<ClientCall> OWNER_RELEASED =
-            AtomicIntegerFieldUpdater.newUpdater(ClientCall.class, "ownerReleased");
+    private static final AtomicIntegerFieldUpdater<ClientCall> FLAGS =
+            AtomicIntegerFieldUpdater.newUpdater(ClientCall.class, "flags");
+    private static final int OWNER_RELEASED = 1;
+    private static final int FORGOTTEN = 2;
 
     /** The call below this one in the socket's {@link CallsInFlight}, and this one's depth there. */
     ClientCall<?> nextInFlight;
     int depthInFlight;
-    /** 1 once {@link CallsInFlight#forget} took the call: whoever did completes it. */
-    @SuppressWarnings("unused") // written through FORGOTTEN
-    private volatile int forgotten;
-    @SuppressWarnings("rawtypes")
-    private static final AtomicIntegerFieldUpdater<ClientCall> FORGOTTEN =
-            AtomicIntegerFieldUpdater.newUpdater(ClientCall.class, "forgotten");
 
     /** A call sending {@code bytes} or, if that is null, {@code owner}'s readable bytes. */
     public ClientCall(InetSocketAddress server, byte[] bytes, ByteBuf owner, Duration deadline,
@@ -178,8 +180,7 @@ public final class ClientCall<T> extends CompletableFuture<T> implements Runnabl
      * and the completion needs no executor thread. Exactly one of the two is non-null.
      */
     public void deferCompletion(ReceivedMessage response, RuntimeException failure) {
-        pendingResponse = response;
-        pendingFailure = failure;
+        pending = response != null ? response : failure;
     }
 
     /**
@@ -188,18 +189,16 @@ public final class ClientCall<T> extends CompletableFuture<T> implements Runnabl
      * were drained.
      */
     public boolean ended() {
-        return isDone() || pendingResponse != null || pendingFailure != null;
+        return isDone() || pending != null;
     }
 
     /** Completes the future with what {@link #deferCompletion} kept, if anything (the waiter, once it stopped reading). */
     public void completeDeferred() {
-        ReceivedMessage response = pendingResponse;
-        RuntimeException failure = pendingFailure;
-        pendingResponse = null;
-        pendingFailure = null;
-        if (response != null) {
+        Object p = pending;
+        pending = null;
+        if (p instanceof ReceivedMessage response) {
             succeed(response);
-        } else if (failure != null) {
+        } else if (p instanceof RuntimeException failure) {
             fail(failure);
         }
     }
@@ -274,11 +273,24 @@ public final class ClientCall<T> extends CompletableFuture<T> implements Runnabl
 
     /** Marks the call forgotten; true for the first caller only ({@link CallsInFlight#forget}). */
     boolean markForgotten() {
-        return FORGOTTEN.compareAndSet(this, 0, 1);
+        return setFlag(FORGOTTEN);
     }
 
     boolean forgotten() {
-        return forgotten != 0;
+        return (flags & FORGOTTEN) != 0;
+    }
+
+    /** Sets {@code flag}; true if this call set it (it was clear). */
+    private boolean setFlag(int flag) {
+        for (;;) {
+            int f = flags;
+            if ((f & flag) != 0) {
+                return false;
+            }
+            if (FLAGS.compareAndSet(this, f, f | flag)) {
+                return true;
+            }
+        }
     }
 
     /**
@@ -287,7 +299,7 @@ public final class ClientCall<T> extends CompletableFuture<T> implements Runnabl
      * comes first releases it, the others do nothing.
      */
     public void releaseOwner() {
-        if (owner != null && OWNER_RELEASED.compareAndSet(this, 0, 1)) {
+        if (owner != null && setFlag(OWNER_RELEASED)) {
             ReferenceCountUtil.safeRelease(owner);
         }
     }

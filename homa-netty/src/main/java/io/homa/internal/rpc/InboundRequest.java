@@ -65,14 +65,28 @@ public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload
         default javax.net.ssl.SSLSession tlsSession() {
             return null;
         }
+
+        /**
+         * The TLS session that verified {@code peer}: the connection's ({@link #tlsSession()}), or
+         * over Homa that of the key exchange with the peer (mutual TLS); else null.
+         */
+        default javax.net.ssl.SSLSession tlsSessionOf(InetSocketAddress peer) {
+            return tlsSession();
+        }
+
+        /** The longest reply this path takes (the socket's {@code maxMessageLength}). */
+        int maxReplyLength();
     }
 
     /** Makes the request object the handler sees (the API's subclass). */
     @FunctionalInterface
     public interface Factory {
         /** Takes over {@code message}'s memory. */
-        InboundRequest create(Path path, long rpcId, InetSocketAddress peer, ReceivedMessage message, int maxLength);
+        InboundRequest create(Path path, long rpcId, InetSocketAddress peer, ReceivedMessage message);
     }
+    // The fields are packed (a request is one object per call on a busy server): its three
+    // flags share one int, the two forms of its reply one reference, and what the path knows
+    // (the length limit, the TLS session) is asked of the path.
     private final Path path;
     /** The RPC's client id, as in the engine's REQUEST event. */
     public final long rpcId;
@@ -80,23 +94,22 @@ public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload
     private final ByteBuf body;
     /** Where the bytes start in {@link #body}: read at absolute indices, as a caller may move its own. */
     private final int bodyIndex;
-    /** 1 once {@link #payload()} lent {@link #body} itself; a field and an updater, not an object. */
-    @SuppressWarnings("unused") // written through BODY_LENT
-    private volatile int bodyLent;
-    private static final AtomicIntegerFieldUpdater<InboundRequest> BODY_LENT =
-            AtomicIntegerFieldUpdater.newUpdater(InboundRequest.class, "bodyLent");
     private final int length;
-    private final int maxLength;
-    /** OPEN, REPLIED or DROPPED; a field and an updater, not an object per request. */
-    @SuppressWarnings("unused") // written through STATE
-    private volatile int state = OPEN;
-    private static final AtomicIntegerFieldUpdater<InboundRequest> STATE =
-            AtomicIntegerFieldUpdater.newUpdater(InboundRequest.class, "state");
-    /** Whether its handler started (1) or its deadline passed first (2); 0 while it waits. */
-    @SuppressWarnings("unused") // written through PHASE
-    private volatile int phase;
-    private static final AtomicIntegerFieldUpdater<InboundRequest> PHASE =
-            AtomicIntegerFieldUpdater.newUpdater(InboundRequest.class, "phase");
+    /**
+     * Three flags, each changed by compare-and-set: the state ({@link #STATE}: OPEN, REPLIED or
+     * DROPPED), the phase ({@link #PHASE}: 0 while it waits, {@link #STARTED} once its handler
+     * started, {@link #EXPIRED} if its deadline passed first), and {@link #LENT} once
+     * {@link #payload()} lent {@link #body} itself. A field and an updater, not an object.
+     */
+    @SuppressWarnings("unused") // written through BITS
+    private volatile int bits;
+    private static final AtomicIntegerFieldUpdater<InboundRequest> BITS =
+            AtomicIntegerFieldUpdater.newUpdater(InboundRequest.class, "bits");
+    private static final int STATE = 0b11;
+    private static final int PHASE = 0b1100;
+    private static final int STARTED = 0b0100;
+    private static final int EXPIRED = 0b1000;
+    private static final int LENT = 0b10000;
     /** Over TCP: drops the request at the request timeout; the connection's event loop only. */
     public ScheduledFuture<?> expiry;
     /** The event loop's list of open requests (dropped at close); event loop only. */
@@ -112,23 +125,44 @@ public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload
     /** In the {@link RequestQueue}: when it was queued, its handler, and what to do with it once taken. */
     long queuedAt;
     RequestHandler handler;
-    int queueVerdict;
+    /** RequestQueue's RUN, EXPIRED, SHED or GONE. */
+    byte queueVerdict;
     /** The loop's requests with the same RPC id (from other clients), for finding one a CANCEL names; loop only. */
     public InboundRequest sameId;
-    /** The reply while the engine reads it ({@link #replyWith}); the loop's. */
-    private byte[] replyBytes;
-    private ByteBuf replyBuffer;
+    /** The reply while the engine reads it ({@link #replyWith}): a {@code byte[]} or a {@code ByteBuf}; the loop's. */
+    private Object reply;
     private int deadlineSlot = -1;
 
     /** Takes over {@code message}'s memory. */
-    protected InboundRequest(Path path, long rpcId, InetSocketAddress peer, ReceivedMessage message, int maxLength) {
+    protected InboundRequest(Path path, long rpcId, InetSocketAddress peer, ReceivedMessage message) {
         this.path = path;
         this.rpcId = rpcId;
         this.peer = peer;
         this.length = message.length();
         this.body = NettyPayloadMemory.toByteBuf(message);
         this.bodyIndex = body.readerIndex();
-        this.maxLength = maxLength;
+    }
+
+    /** Sets the {@code mask} bits of {@link #bits} to {@code value} if they are {@code expect}: false if they were not. */
+    private boolean change(int mask, int expect, int value) {
+        for (;;) {
+            int v = bits;
+            if ((v & mask) != expect) {
+                return false;
+            }
+            if (BITS.compareAndSet(this, v, (v & ~mask) | value)) {
+                return true;
+            }
+        }
+    }
+
+    private int state() {
+        return bits & STATE;
+    }
+
+    /** The path's TLS session for the peer (see {@link Path#tlsSessionOf}). */
+    protected javax.net.ssl.SSLSession pathTlsSession() {
+        return path.tlsSessionOf(peer);
     }
 
     /** The client's address (where the response goes). */
@@ -161,7 +195,7 @@ public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload
         retainBody();
         try {
             // Either way it shares the reference just taken: the caller releases it.
-            return BODY_LENT.compareAndSet(this, 0, 1) ? body : body.slice(bodyIndex, length);
+            return change(LENT, 0, LENT) ? body : body.slice(bodyIndex, length);
         } catch (RuntimeException e) {
             body.release();
             throw e;
@@ -171,7 +205,7 @@ public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload
     /** Takes a reference to the bytes while OPEN (also when a reply races with this call). */
     private void retainBody() {
         try {
-            if (state == OPEN) {
+            if (state() == OPEN) {
                 body.retain();
                 return;
             }
@@ -213,9 +247,10 @@ public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload
     }
 
     private void checkLength(int length) {
-        if (length > maxLength) {
+        int max = path.maxReplyLength();
+        if (length > max) {
             throw failure(Failure.MESSAGE_TOO_LARGE, "response of " + length + " bytes to " + peer
-                    + " exceeds maxMessageLength " + maxLength);
+                    + " exceeds maxMessageLength " + max);
         }
     }
 
@@ -226,26 +261,24 @@ public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload
      * engine: {@code bytes}, or if that is null {@code buffer} (whose reference this takes over).
      */
     public void replyWith(byte[] bytes, ByteBuf buffer) {
-        this.replyBytes = bytes;
-        this.replyBuffer = buffer;
+        this.reply = bytes != null ? bytes : buffer;
     }
 
     @Override
     public byte[] payloadBytes() {
-        return replyBytes;
+        return reply instanceof byte[] b ? b : null;
     }
 
     @Override
     public ByteBuf payloadBuffer() {
-        return replyBuffer;
+        return reply instanceof ByteBuf b ? b : null;
     }
 
     @Override
     public void releasePayload() {
-        ByteBuf b = replyBuffer;
-        replyBytes = null;
-        replyBuffer = null;
-        if (b != null) {
+        Object r = reply;
+        reply = null;
+        if (r instanceof ByteBuf b) {
             b.release();
         }
     }
@@ -255,11 +288,11 @@ public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload
 
     /** OPEN to REPLIED; false (reply discarded) if dropped; throws if replied before. */
     private boolean claim() {
-        if (STATE.compareAndSet(this, OPEN, REPLIED)) {
+        if (change(STATE, OPEN, REPLIED)) {
             body.release();
             return true;
         }
-        if (state == REPLIED) {
+        if (state() == REPLIED) {
             throw new IllegalStateException("this request from " + peer + " was answered already");
         }
         return false;
@@ -310,7 +343,7 @@ public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload
      * handler must not run. Once only.
      */
     boolean markStarted() {
-        return PHASE.compareAndSet(this, 0, 1);
+        return change(PHASE, 0, STARTED);
     }
 
     /**
@@ -319,7 +352,7 @@ public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload
      */
     @Override
     public void deadlinePassed() {
-        if (PHASE.compareAndSet(this, 0, 2)) {
+        if (change(PHASE, 0, EXPIRED)) {
             expired();
         } else {
             drop("no reply within its deadline or the request timeout");
@@ -328,7 +361,7 @@ public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload
 
     /** OPEN to DROPPED: true if this call dropped it (and released its bytes). */
     public boolean markDropped() {
-        if (STATE.compareAndSet(this, OPEN, DROPPED)) {
+        if (change(STATE, OPEN, DROPPED)) {
             body.release();
             return true;
         }
@@ -337,7 +370,7 @@ public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload
 
     /** Whether a reply can still be sent. */
     public boolean isOpen() {
-        return state == OPEN && !path.isClosed();
+        return state() == OPEN && !path.isClosed();
     }
 
     @Override

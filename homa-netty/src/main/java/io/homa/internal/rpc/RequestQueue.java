@@ -153,7 +153,7 @@ public final class RequestQueue {
         if (waiting.isEmpty()) {
             emptied(now);
         }
-        r.queueVerdict = verdict(r, now, overloaded, 0);
+        r.queueVerdict = (byte) verdict(r, now, overloaded, 0);
         if (r.queueVerdict == RUN) {
             long waited = Math.max(0, now - r.queuedAt) / 1_000;
             delays[Math.min(DELAY_BUCKETS - 1, 63 - Long.numberOfLeadingZeros(Math.max(1, waited)))]++;
@@ -184,7 +184,7 @@ public final class RequestQueue {
         if (waiting.isEmpty()) {
             emptied(now);
         }
-        r.queueVerdict = v;
+        r.queueVerdict = (byte) v;
         return r;
     }
 

@@ -177,6 +177,11 @@ public final class TcpServer implements io.homa.internal.transport.TcpListener {
             return session;
         }
 
+        @Override
+        public int maxReplyLength() {
+            return config.maxMessageLength();
+        }
+
         /** One whole frame (released after this returns). */
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, ByteBuf frame) {
@@ -218,8 +223,7 @@ public final class TcpServer implements io.homa.internal.transport.TcpListener {
 
         /** Hands a request to the handler, as the engine loop does for one received over Homa (on the channel's loop). */
         private void serve(long callId, InetSocketAddress client, byte[] request) {
-            InboundRequest r = socket.requests().create(this, callId, client, ReceivedMessage.of(request),
-                    config.maxMessageLength());
+            InboundRequest r = socket.requests().create(this, callId, client, ReceivedMessage.of(request));
             RequestHandler handler = socket.handler();
             if (handler == null) {
                 r.markDropped();

@@ -29,7 +29,7 @@ class RequestQueueTest {
         final int n;
 
         Request(int n, long deadline) {
-            super(NO_PATH, 2L * n + 2, new InetSocketAddress("127.0.0.1", 1000), ReceivedMessage.of(new byte[]{(byte) n}), 100);
+            super(NO_PATH, 2L * n + 2, new InetSocketAddress("127.0.0.1", 1000), ReceivedMessage.of(new byte[]{(byte) n}));
             this.n = n;
             this.deadline = deadline;
         }
@@ -47,6 +47,7 @@ class RequestQueueTest {
         @Override public void shedRequest(InboundRequest r, long waitedNanos) { r.markDropped(); }
         @Override public void skippedRequest(InboundRequest r) { }
         @Override public boolean isClosed() { return false; }
+        @Override public int maxReplyLength() { return 100; }
     };
 
     private Request request(int n, long deadline) {
