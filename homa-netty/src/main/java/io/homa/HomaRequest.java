@@ -39,9 +39,10 @@ public interface HomaRequest {
     }
 
     /**
-     * The TLS session of the key exchange with the client ({@link HomaSecurity#mutualTls}): its
-     * certificates, cipher suite and protocol, e.g. for authorization beyond the subject. Null in
-     * the other modes, or when the exchange has ended since the request arrived.
+     * The TLS session of the key exchange with the client ({@link HomaSecurity#mutualTls}), or,
+     * for a request that came over the TCP fallback, that of its TLS connection: its certificates,
+     * cipher suite and protocol, e.g. for authorization beyond the subject. Null in the other
+     * modes, or when the exchange has ended since the request arrived.
      */
     default javax.net.ssl.SSLSession tlsSession() {
         return null;

@@ -115,7 +115,6 @@ public final class ClientCall<T> extends CompletableFuture<T> implements Runnabl
      * released, {@link #FORGOTTEN} once {@link CallsInFlight#forget} took the call (whoever did
      * completes it). One int and an updater, not an object per call.
      */
-    @SuppressWarnings("unused") // written through FLAGS
     private volatile int flags;
     @SuppressWarnings("rawtypes")
     private static final AtomicIntegerFieldUpdater<ClientCall> FLAGS =

@@ -97,18 +97,17 @@ public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload
     private final int length;
     /**
      * Three flags, each changed by compare-and-set: the state ({@link #STATE}: OPEN, REPLIED or
-     * DROPPED), the phase ({@link #PHASE}: 0 while it waits, {@link #STARTED} once its handler
-     * started, {@link #EXPIRED} if its deadline passed first), and {@link #LENT} once
+     * DROPPED), the phase ({@link #PHASE}: 0 while it waits, {@link #PHASE_STARTED} once its
+     * handler started, {@link #PHASE_EXPIRED} if its deadline passed first), and {@link #LENT} once
      * {@link #payload()} lent {@link #body} itself. A field and an updater, not an object.
      */
-    @SuppressWarnings("unused") // written through BITS
     private volatile int bits;
     private static final AtomicIntegerFieldUpdater<InboundRequest> BITS =
             AtomicIntegerFieldUpdater.newUpdater(InboundRequest.class, "bits");
     private static final int STATE = 0b11;
     private static final int PHASE = 0b1100;
-    private static final int STARTED = 0b0100;
-    private static final int EXPIRED = 0b1000;
+    private static final int PHASE_STARTED = 0b0100;
+    private static final int PHASE_EXPIRED = 0b1000;
     private static final int LENT = 0b10000;
     /** Over TCP: drops the request at the request timeout; the connection's event loop only. */
     public ScheduledFuture<?> expiry;
@@ -258,9 +257,11 @@ public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload
 
     /**
      * The reply the engine is to read from this object, set on the loop that hands it to the
-     * engine: {@code bytes}, or if that is null {@code buffer} (whose reference this takes over).
+     * engine: {@code bytes} or {@code buffer}, exactly one of them non-null (the buffer's
+     * reference this takes over).
      */
     public void replyWith(byte[] bytes, ByteBuf buffer) {
+        assert bytes == null || buffer == null : "a reply is bytes or a buffer, not both";
         this.reply = bytes != null ? bytes : buffer;
     }
 
@@ -343,7 +344,7 @@ public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload
      * handler must not run. Once only.
      */
     boolean markStarted() {
-        return change(PHASE, 0, STARTED);
+        return change(PHASE, 0, PHASE_STARTED);
     }
 
     /**
@@ -352,7 +353,7 @@ public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload
      */
     @Override
     public void deadlinePassed() {
-        if (change(PHASE, 0, EXPIRED)) {
+        if (change(PHASE, 0, PHASE_EXPIRED)) {
             expired();
         } else {
             drop("no reply within its deadline or the request timeout");
