@@ -20,22 +20,28 @@ public class ReceivedMessage {
             AtomicIntegerFieldUpdater.newUpdater(ReceivedMessage.class, "released");
 
     private final int length;
-    /** The one part of a message that has one (the common case: no array), else null. */
-    private final PayloadBuffer only;
-    /** The parts of a message that has several or none; null when it has {@link #only} one. */
-    private final PayloadBuffer[] parts;
+    /**
+     * The one part of a message that has one (a {@link PayloadBuffer}: the common case, no array),
+     * else its parts (a {@code PayloadBuffer[]}: several, or none). One field, not two: a message
+     * is an object per call, and a part that is its own message one less field wide.
+     */
+    private final Object content;
     /** 1 once released or taken. */
     private volatile int released;
 
     ReceivedMessage(int length, PayloadBuffer[] parts) {
         this.length = length;
-        if (length != 0 && parts.length == 1) {
-            this.only = parts[0];
-            this.parts = null;
-        } else {
-            this.only = null;
-            this.parts = length == 0 ? NONE : parts;
-        }
+        this.content = length != 0 && parts.length == 1 ? parts[0] : length == 0 ? NONE : parts;
+    }
+
+    /** The one part, or null if there are several or none ({@link #parts()}). */
+    private PayloadBuffer only() {
+        return content instanceof PayloadBuffer p ? p : null;
+    }
+
+    /** The parts of a message that has several or none. */
+    private PayloadBuffer[] parts() {
+        return (PayloadBuffer[]) content;
     }
 
     /**
@@ -53,15 +59,13 @@ public class ReceivedMessage {
             throw new IllegalArgumentException("negative length " + length);
         }
         this.length = length;
-        this.only = self;
-        this.parts = null;
+        this.content = self;
     }
 
     /** A message of {@code length > 0} bytes in one part. */
     ReceivedMessage(int length, PayloadBuffer only) {
         this.length = length;
-        this.only = only;
-        this.parts = null;
+        this.content = only;
     }
 
     /**
@@ -90,21 +94,24 @@ public class ReceivedMessage {
         if (offset < 0 || dst.length - offset < length) {
             throw new IndexOutOfBoundsException("message of " + length + " bytes at " + offset + " in " + dst.length);
         }
+        PayloadBuffer only = only();
         if (only != null) {
             only.copyInto(dst, offset);
             return;
         }
         int pos = 0;
-        for (PayloadBuffer p : parts) {
+        for (PayloadBuffer p : parts()) {
             pos += p.copyInto(dst, offset + pos);
         }
     }
 
     /** The message as read-only buffers, one per part, in order, without copying. */
     public final ByteBuffer[] buffers() {
+        PayloadBuffer only = only();
         if (only != null) {
             return new ByteBuffer[]{only.bytes().asReadOnlyBuffer()};
         }
+        PayloadBuffer[] parts = parts();
         ByteBuffer[] out = new ByteBuffer[parts.length];
         for (int i = 0; i < parts.length; i++) {
             out[i] = parts[i].bytes().asReadOnlyBuffer();
@@ -120,7 +127,8 @@ public class ReceivedMessage {
      */
     public final PayloadBuffer[] takeParts() {
         take();
-        return only != null ? new PayloadBuffer[]{only} : parts;
+        PayloadBuffer only = only();
+        return only != null ? new PayloadBuffer[]{only} : parts();
     }
 
     /**
@@ -131,6 +139,7 @@ public class ReceivedMessage {
      *                               taken already
      */
     public final PayloadBuffer takeOnlyPart() {
+        PayloadBuffer only = only();
         if (only == null) {
             throw new IllegalStateException("message of " + length + " bytes has " + partCount() + " parts, not one");
         }
@@ -147,11 +156,12 @@ public class ReceivedMessage {
     /** Gives the message's memory back; later calls do nothing. */
     public final void release() {
         if (RELEASED.compareAndSet(this, 0, 1)) {
+            PayloadBuffer only = only();
             if (only != null) {
                 only.free();
                 return;
             }
-            for (PayloadBuffer p : parts) {
+            for (PayloadBuffer p : parts()) {
                 p.free();
             }
         }
@@ -159,6 +169,6 @@ public class ReceivedMessage {
 
     /** Number of parts (0 for an empty message). */
     public final int partCount() {
-        return only != null ? 1 : parts.length;
+        return content instanceof PayloadBuffer ? 1 : parts().length;
     }
 }
