@@ -213,7 +213,7 @@ final class ClientCalls implements ClientCall.Runner {
             return;
         }
         endTimers(c);
-        if (c.fallbackRefused && e.error() == RpcError.TIMEOUT) {
+        if (c.fallbackRefused() && e.error() == RpcError.TIMEOUT) {
             l.socket.peers().onTcp(c.server); // its requests arrive, its answers do not
         }
         if (e.error() == RpcError.OVERLOADED) {
@@ -225,7 +225,7 @@ final class ClientCalls implements ClientCall.Runner {
 
     private RuntimeException toException(ClientCall<?> c, RpcError error) {
         return switch (error) {
-            case TIMEOUT -> failure(Failure.TIMEOUT, c + (c.fallbackRefused
+            case TIMEOUT -> failure(Failure.TIMEOUT, c + (c.fallbackRefused()
                     ? ": no Homa answer came back, though the server received the request over Homa (it said so"
                     + " over TCP, and did not run it again there: it may have run once)"
                     : ": the server was silent for too long (it is gone, unreachable or overloaded)"));

@@ -57,9 +57,13 @@ final class FallbackProbes {
     /** Arms the probe of a call just handed to the engine: silence from its peer until then means TCP. */
     void watch(ClientCall<?> c) {
         long now = System.nanoTime();
-        c.launchedAt = now;
+        ClientCall.Fallback f = c.fallback;
+        if (f == null) {
+            f = c.fallback = new ClientCall.Fallback();
+        }
+        f.launchedAt = now;
         heard.computeIfAbsent(c.server, k -> new long[]{0, now - Long.MAX_VALUE / 4})[0]++;
-        c.probe = l.loop.schedule(() -> l.locked(() -> probeExpired(c)), probeNanos, TimeUnit.NANOSECONDS);
+        f.probe = l.loop.schedule(() -> l.locked(() -> probeExpired(c)), probeNanos, TimeUnit.NANOSECONDS);
     }
 
     /** A call left the engine: its peer is watched no longer once it has no other call. */
@@ -81,18 +85,19 @@ final class FallbackProbes {
      * it did not get it over Homa. The Homa RPC goes on until the TCP answer comes.
      */
     private void probeExpired(ClientCall<?> c) {
-        c.probe = null;
+        ClientCall.Fallback f = c.fallback;
+        f.probe = null;
         if (l.isClosed() || l.calls.get(c.rpcId) != c) {
             return;
         }
         long[] w = heard.get(c.server);
-        if (w != null && w[1] - c.launchedAt > 0) {
+        if (w != null && w[1] - f.launchedAt > 0) {
             return; // the peer answers Homa: never TCP
         }
         l.count(ShellCounter.FALLBACKS);
         log.debug("{}: no Homa packet from its server within {}; retrying over TCP", c, probeInterval);
         ByteBuf body = c.requestForTcp();
-        l.socket.tcpClient().send(c.server, c.rpcId, System.nanoTime() - c.launchedAt, body)
+        l.socket.tcpClient().send(c.server, c.rpcId, System.nanoTime() - f.launchedAt, body)
                 .whenComplete((reply, error) -> l.runOnLoop(() -> retried(c, reply, error)));
     }
 
@@ -107,7 +112,7 @@ final class FallbackProbes {
             // The request got there over Homa: the way back may still work (a slow start), so the
             // peer goes on TCP only if this call then times out (see ClientCalls.onFailed).
             l.count(ShellCounter.FALLBACKS_REFUSED);
-            c.fallbackRefused = true;
+            c.fallback.refused = true;
             log.debug("{}: TCP retry refused ({}); the call goes on over Homa", c, reply.reason());
             return;
         }

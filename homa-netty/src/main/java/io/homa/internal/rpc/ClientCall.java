@@ -92,12 +92,8 @@ public final class ClientCall<T> extends CompletableFuture<T> implements Runnabl
     public long rpcId;
     /** Place in the loop's {@link DeadlineQueue} (-1: not there). */
     private int deadlineSlot = -1;
-    /** TCP fallback: when the engine took the call ({@link System#nanoTime()}); event loop only. */
-    public long launchedAt;
-    /** TCP fallback: the timer that retries the call over TCP if its server stays silent, or null. */
-    public ScheduledFuture<?> probe;
-    /** TCP fallback: the server refused the TCP retry, having received the request over Homa. */
-    public boolean fallbackRefused;
+    /** The TCP fallback's watch of the call (HomaConfig.tcpFallback), or null: an object only when the fallback is on. */
+    public Fallback fallback;
     /**
      * The thread that waits for the future and reads the response itself (HomaConfig.callerSpin,
      * callerReads), or null: written by that thread alone, read by whoever completes the future.
@@ -242,10 +238,26 @@ public final class ClientCall<T> extends CompletableFuture<T> implements Runnabl
 
     /** Cancels the TCP fallback's probe, if any (on the loop). */
     public void cancelProbe() {
-        if (probe != null) {
-            probe.cancel(false);
-            probe = null;
+        Fallback f = fallback;
+        if (f != null && f.probe != null) {
+            f.probe.cancel(false);
+            f.probe = null;
         }
+    }
+
+    /** Whether the server refused the call's TCP retry, having received the request over Homa; event loop only. */
+    public boolean fallbackRefused() {
+        return fallback != null && fallback.refused;
+    }
+
+    /** What the TCP fallback keeps of a call it watches; event loop only. */
+    public static final class Fallback {
+        /** When the engine took the call ({@link System#nanoTime()}). */
+        public long launchedAt;
+        /** The timer that retries the call over TCP if its server stays silent, or null. */
+        public ScheduledFuture<?> probe;
+        /** The server refused the TCP retry, having received the request over Homa. */
+        public boolean refused;
     }
 
     // The request as the engine reads it (UserPayload): no view object per call.
