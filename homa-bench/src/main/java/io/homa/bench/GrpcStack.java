@@ -48,66 +48,54 @@ enum GrpcStack {
      * loopback's, as for {@link HomaTransport}. With {@code direct}, the service and the callbacks
      * run on the sockets' handler executors (homa-grpc's default: they may block).
      */
-    HOMA {
-        @Override
-        Server startServer(ServerServiceDefinition service, EventLoopGroup group, int maxMessage, boolean direct)
-                throws IOException {
-            return homaServer(service, maxMessage, direct, false);
-        }
-
-        @Override
-        ManagedChannel channel(InetSocketAddress server, EventLoopGroup group, int maxMessage, boolean direct) {
-            return homaChannel(server, maxMessage, direct, false);
-        }
-    },
+    HOMA(false),
     /**
      * homa-grpc with the sockets' inline execution: with {@code direct}, the service and the
      * callbacks run on the sockets' event loops, as grpc-netty runs them under
      * {@code directExecutor()} (docs/grpc.md: the choice for code that never blocks).
      */
-    HOMA_INLINE {
-        @Override
-        Server startServer(ServerServiceDefinition service, EventLoopGroup group, int maxMessage, boolean direct)
-                throws IOException {
-            return homaServer(service, maxMessage, direct, true);
-        }
+    HOMA_INLINE(true);
 
-        @Override
-        ManagedChannel channel(InetSocketAddress server, EventLoopGroup group, int maxMessage, boolean direct) {
-            return homaChannel(server, maxMessage, direct, true);
-        }
-    };
+    /** homa-grpc only: the sockets run their part of a call on their event loops. */
+    private final boolean inline;
 
-    private static Server homaServer(ServerServiceDefinition service, int maxMessage, boolean direct, boolean inline)
-            throws IOException {
-        HomaServerBuilder b = HomaServerBuilder.forAddress(NettyIo.anyPort())
-                .homaConfig(loopback(inline))
-                .maxInboundMessageSize(maxMessage)
-                .addService(service);
-        return (direct ? b.directExecutor() : b).build().start();
+    GrpcStack() {
+        this(false);
     }
 
-    private static ManagedChannel homaChannel(InetSocketAddress server, int maxMessage, boolean direct, boolean inline) {
-        HomaChannelBuilder b = HomaChannelBuilder.forAddress(server.getHostString(), server.getPort())
-                .homaConfig(loopback(inline))
-                .maxInboundMessageSize(maxMessage);
-        return (direct ? b.directExecutor() : b).build();
-    }
-
-    private static HomaConfig loopback(boolean inline) {
-        return HomaConfig.builder()
-                .bindAddress(new InetSocketAddress(NettyIo.HOST, 0))
-                .inlineExecution(inline)
-                .build();
+    GrpcStack(boolean inline) {
+        this.inline = inline;
     }
 
     /**
      * The echo server; {@code direct}: the service runs on the transport's own thread
      * ({@code directExecutor()}), else on grpc-java's default executor, as most services run.
+     * homa-grpc's here, grpc-netty's in {@link #NETTY}.
      */
-    abstract Server startServer(ServerServiceDefinition service, EventLoopGroup group, int maxMessage, boolean direct)
-            throws IOException;
+    Server startServer(ServerServiceDefinition service, EventLoopGroup group, int maxMessage, boolean direct)
+            throws IOException {
+        HomaServerBuilder b = HomaServerBuilder.forAddress(NettyIo.anyPort())
+                .homaConfig(loopback())
+                .maxInboundMessageSize(maxMessage)
+                .addService(service);
+        return (direct ? b.directExecutor() : b).build().start();
+    }
 
-    /** A channel; {@code direct}: callbacks on the transport's thread, else on grpc-java's default executor. */
-    abstract ManagedChannel channel(InetSocketAddress server, EventLoopGroup group, int maxMessage, boolean direct);
+    /**
+     * A channel; {@code direct}: callbacks on the transport's thread, else on grpc-java's default
+     * executor. homa-grpc's here, grpc-netty's in {@link #NETTY}.
+     */
+    ManagedChannel channel(InetSocketAddress server, EventLoopGroup group, int maxMessage, boolean direct) {
+        HomaChannelBuilder b = HomaChannelBuilder.forAddress(server.getHostString(), server.getPort())
+                .homaConfig(loopback())
+                .maxInboundMessageSize(maxMessage);
+        return (direct ? b.directExecutor() : b).build();
+    }
+
+    private HomaConfig loopback() {
+        return HomaConfig.builder()
+                .bindAddress(new InetSocketAddress(NettyIo.HOST, 0))
+                .inlineExecution(inline)
+                .build();
+    }
 }
