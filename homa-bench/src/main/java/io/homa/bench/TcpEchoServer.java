@@ -8,7 +8,10 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.socket.SocketChannel;
+import io.netty.util.concurrent.GlobalEventExecutor;
 
 import java.net.InetSocketAddress;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -20,6 +23,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class TcpEchoServer implements EchoServer {
     private final EventLoopGroup group;
     private final Channel serverChannel;
+    /** The accepted connections still open (a channel leaves the group when it closes). */
+    private final ChannelGroup connections = new DefaultChannelGroup("tcp-echo-connections", GlobalEventExecutor.INSTANCE);
     private final InetSocketAddress address;
     private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -49,6 +54,7 @@ public final class TcpEchoServer implements EchoServer {
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel ch) {
+                            connections.add(ch);
                             ch.pipeline().addLast(new TcpFrameDecoder(), frameHandler);
                         }
                     })
@@ -65,10 +71,12 @@ public final class TcpEchoServer implements EchoServer {
         return address;
     }
 
+    /** Closes the listening socket and every connection (releasing partial frames), then the loop. */
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
             serverChannel.close().awaitUninterruptibly();
+            connections.close().awaitUninterruptibly();
             NettyIo.shutdown(group);
         }
     }

@@ -13,7 +13,10 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.socket.SocketChannel;
+import io.netty.util.concurrent.GlobalEventExecutor;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -35,6 +38,8 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class TcpLoadTransport implements LoadTransport {
     private final EventLoopGroup group;
     private final Channel serverChannel;
+    /** The accepted connections still open (a channel leaves the group when it closes). */
+    private final ChannelGroup accepted = new DefaultChannelGroup("load-tcp-accepted", GlobalEventExecutor.INSTANCE);
     private final int connections;
     private final AtomicLong ids = new AtomicLong();
     private final Map<InetSocketAddress, Conn[]> pools = new ConcurrentHashMap<>();
@@ -53,6 +58,7 @@ public final class TcpLoadTransport implements LoadTransport {
                         .childHandler(new ChannelInitializer<SocketChannel>() {
                             @Override
                             protected void initChannel(SocketChannel ch) {
+                                accepted.add(ch);
                                 ch.pipeline().addLast(new TcpFrameDecoder(), new ServerHandler());
                             }
                         }).bind(bind).sync().channel();
@@ -245,6 +251,7 @@ public final class TcpLoadTransport implements LoadTransport {
     public void close() {
         if (serverChannel != null) {
             serverChannel.close().awaitUninterruptibly(2000);
+            accepted.close().awaitUninterruptibly(2000);
         }
         synchronized (clientChannels) {
             for (Channel ch : clientChannels) {
