@@ -31,8 +31,14 @@ final class RpcTable {
      * engine makes no such object per RPC, and little memory when it calms down.
      */
     private static final int MAX_SPARE_MESSAGES = 64;
-    /** RPC objects kept for reuse, at most: as for messages. */
-    private static final int MAX_SPARE_RPCS = 64;
+    /**
+     * RPC objects kept for reuse, at most. An RPC that ends while waking (its response or reply
+     * just came: most of them) comes back from the timer's wheel only at the next tick, all of
+     * that tick's at once: enough for the RPCs a busy engine ends in a tick (about 400 at 400,000
+     * calls/s with 1 ms ticks; 64 let most of them go to the collector), 70 KB at most when it
+     * calms down.
+     */
+    private static final int MAX_SPARE_RPCS = 512;
 
     private final EngineConfig cfg;
     private final TickClock clock;
