@@ -15,9 +15,11 @@ import java.nio.ByteBuffer;
  */
 public interface PayloadBuffer {
     /**
-     * The bytes, from index 0 to its limit (the part's length). The same view on every call: use
-     * absolute gets and puts only, never change its position or limit. Writable only for memory from
-     * {@link PayloadMemory#allocate}; not valid after {@link #free()}.
+     * The bytes, from index 0 to its limit (the part's length): use absolute gets and puts only,
+     * never change its position or limit. Memory from {@link PayloadMemory#allocate} returns the
+     * same writable view on every call (the engine writes each packet through it); memory from
+     * {@link PayloadMemory#keep} may make a new view per call, to be read only. Not valid after
+     * {@link #free()}.
      */
     ByteBuffer bytes();
 

@@ -16,21 +16,25 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  */
 public class ReceivedMessage {
     private static final PayloadBuffer[] NONE = {};
-    private static final AtomicIntegerFieldUpdater<ReceivedMessage> RELEASED =
-            AtomicIntegerFieldUpdater.newUpdater(ReceivedMessage.class, "released");
+    private static final AtomicIntegerFieldUpdater<ReceivedMessage> STATE =
+            AtomicIntegerFieldUpdater.newUpdater(ReceivedMessage.class, "state");
+    /** The bit of {@link #state} set once the message is released or taken. */
+    private static final int RELEASED = Integer.MIN_VALUE;
 
-    private final int length;
+    /**
+     * The length (never negative), with {@link #RELEASED} set once released or taken: one field,
+     * not two (a message is an object per call, and a part that is its own message is one
+     * allocation granule narrower for it).
+     */
+    private volatile int state;
     /**
      * The one part of a message that has one (a {@link PayloadBuffer}: the common case, no array),
      * else its parts (a {@code PayloadBuffer[]}: several, or none). One field, not two: a message
      * is an object per call, and a part that is its own message one less field wide.
      */
     private final Object content;
-    /** 1 once released or taken. */
-    private volatile int released;
-
     ReceivedMessage(int length, PayloadBuffer[] parts) {
-        this.length = length;
+        this.state = length;
         this.content = length != 0 && parts.length == 1 ? parts[0] : length == 0 ? NONE : parts;
     }
 
@@ -58,13 +62,13 @@ public class ReceivedMessage {
         if (length < 0) {
             throw new IllegalArgumentException("negative length " + length);
         }
-        this.length = length;
+        this.state = length;
         this.content = self;
     }
 
     /** A message of {@code length > 0} bytes in one part. */
     ReceivedMessage(int length, PayloadBuffer only) {
-        this.length = length;
+        this.state = length;
         this.content = only;
     }
 
@@ -79,18 +83,19 @@ public class ReceivedMessage {
 
     /** Message length in bytes (0 is a valid length). */
     public final int length() {
-        return length;
+        return state & ~RELEASED;
     }
 
     /** A fresh array with the whole message. */
     public final byte[] toByteArray() {
-        byte[] out = new byte[length];
+        byte[] out = new byte[length()];
         copyTo(out, 0);
         return out;
     }
 
     /** Copies the whole message into {@code dst} at {@code offset}. */
     public final void copyTo(byte[] dst, int offset) {
+        int length = length();
         if (offset < 0 || dst.length - offset < length) {
             throw new IndexOutOfBoundsException("message of " + length + " bytes at " + offset + " in " + dst.length);
         }
@@ -141,21 +146,23 @@ public class ReceivedMessage {
     public final PayloadBuffer takeOnlyPart() {
         PayloadBuffer only = only();
         if (only == null) {
-            throw new IllegalStateException("message of " + length + " bytes has " + partCount() + " parts, not one");
+            throw new IllegalStateException("message of " + length() + " bytes has " + partCount() + " parts, not one");
         }
         take();
         return only;
     }
 
     private void take() {
-        if (!RELEASED.compareAndSet(this, 0, 1)) {
+        int length = length();
+        if (!STATE.compareAndSet(this, length, length | RELEASED)) {
             throw new IllegalStateException("message of " + length + " bytes was released already");
         }
     }
 
     /** Gives the message's memory back; later calls do nothing. */
     public final void release() {
-        if (RELEASED.compareAndSet(this, 0, 1)) {
+        int length = length();
+        if (STATE.compareAndSet(this, length, length | RELEASED)) {
             PayloadBuffer only = only();
             if (only != null) {
                 only.free();
