@@ -116,7 +116,7 @@ final class ClientCalls implements ClientCall.Runner {
             // The deadline goes to the server with the request, so that it does not start work
             // for a caller that stopped waiting. The engine reads the request from the call itself
             // (its array, or its buffer in place, composites too) until it releases it.
-            id = l.engine.startRequest(System.nanoTime(), c.server, c, c.deadlineNanos, c.idempotent);
+            id = l.engine.startRequest(System.nanoTime(), c.server, c, c.deadlineNanos, c.idempotent());
         } catch (IllegalStateException e) {
             endTimers(c);
             refuse(c, failure(Failure.RESOURCE_LIMIT, c + " refused: " + e.getMessage()));
