@@ -14,6 +14,8 @@ import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -29,12 +31,14 @@ final class ServedRequests implements InboundRequest.Path {
     private final long requestTimeoutNanos;
     /** Requests dropped recently, so that their clients' automatic retries are dropped too. */
     private final DroppedRequests dropped;
-    /** The tracked requests by RPC id (several clients may use one id: {@link InboundRequest#sameId} chains them). */
+    /**
+     * The tracked requests (handed to the handler, not yet answered or dropped) by RPC id: several
+     * clients may use one id, and {@link InboundRequest#sameId} chains them. All of them are
+     * dropped at close.
+     */
     private final LongObjectHashMap<InboundRequest> byId = new LongObjectHashMap<>();
     /** Counts a request whose handler never ran (one object, not one per request). */
     private final Runnable countSkipped;
-    /** The newest request handed to the handler and not yet answered or dropped (a list through the requests). */
-    private InboundRequest newestOpen;
 
     ServedRequests(EngineLoop loop, Duration requestTimeout) {
         this.l = loop;
@@ -264,11 +268,6 @@ final class ServedRequests implements InboundRequest.Path {
 
     /** {@code r} went to its handler: it must be answered or dropped, at the latest at close. */
     private void track(InboundRequest r) {
-        r.olderOpen = newestOpen;
-        if (newestOpen != null) {
-            newestOpen.newerOpen = r;
-        }
-        newestOpen = r;
         r.tracked = true;
         r.sameId = byId.put(r.rpcId, r);
     }
@@ -279,16 +278,6 @@ final class ServedRequests implements InboundRequest.Path {
             return;
         }
         r.tracked = false;
-        if (r.olderOpen != null) {
-            r.olderOpen.newerOpen = r.newerOpen;
-        }
-        if (r.newerOpen != null) {
-            r.newerOpen.olderOpen = r.olderOpen;
-        } else {
-            newestOpen = r.olderOpen;
-        }
-        r.olderOpen = null;
-        r.newerOpen = null;
         InboundRequest head = byId.get(r.rpcId);
         if (head == r) {
             if (r.sameId == null) {
@@ -309,11 +298,17 @@ final class ServedRequests implements InboundRequest.Path {
 
     /** Drops every request still open (close): its bytes are released, a late reply is discarded. */
     void close() {
-        for (InboundRequest r = newestOpen; r != null; r = r.olderOpen) {
+        List<InboundRequest> open = new ArrayList<>();
+        for (InboundRequest head : byId.values()) {
+            for (InboundRequest r = head; r != null; r = r.sameId) {
+                open.add(r);
+            }
+        }
+        byId.clear();
+        for (InboundRequest r : open) {
             r.tracked = false;
+            r.sameId = null;
             r.markDropped();
         }
-        newestOpen = null;
-        byId.clear();
     }
 }

@@ -86,7 +86,8 @@ public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload
     }
     // The fields are packed (a request is one object per call on a busy server): its three
     // flags share one int, the two forms of its reply one reference, and what the path knows
-    // (the length limit, the TLS session) is asked of the path.
+    // (the length limit, the TLS session) is asked of the path; the loop finds its open requests
+    // at close in its table by RPC id, not through a list of its own. 88 bytes.
     private final Path path;
     /** The RPC's client id, as in the engine's REQUEST event. */
     public final long rpcId;
@@ -111,9 +112,7 @@ public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload
     private static final int LENT = 0b10000;
     /** Over TCP: drops the request at the request timeout; the connection's event loop only. */
     public ScheduledFuture<?> expiry;
-    /** The event loop's list of open requests (dropped at close); event loop only. */
-    public InboundRequest olderOpen;
-    public InboundRequest newerOpen;
+    /** In its loop's table of open requests (dropped at close); event loop only. */
     public boolean tracked;
     /**
      * When its caller stops waiting ({@link System#nanoTime()}): the deadline the client sent, or
