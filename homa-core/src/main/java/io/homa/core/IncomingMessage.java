@@ -227,7 +227,7 @@ final class IncomingMessage {
         // one-slot table is never handed over.
         // A part that is a message of its own and holds all of this one is delivered as it is.
         ReceivedMessage m = length > 0 && chunks.length == 1 && chunks[0] instanceof ReceivedMessage own
-                && own.length() == length ? own : new ReceivedMessage(length, chunks);
+                && own.length() == length ? own : ReceivedMessage.assembled(length, chunks);
         single[0] = null;
         chunks = NO_CHUNKS; // the message's now
         return m;

@@ -27,25 +27,50 @@ public class ReceivedMessage {
      * allocation granule narrower for it).
      */
     private volatile int state;
-    /**
-     * The one part of a message that has one (a {@link PayloadBuffer}: the common case, no array),
-     * else its parts (a {@code PayloadBuffer[]}: several, or none). One field, not two: a message
-     * is an object per call, and a part that is its own message one less field wide.
-     */
-    private final Object content;
-    ReceivedMessage(int length, PayloadBuffer[] parts) {
+
+    /** A message whose parts are other objects: {@link Assembled}. */
+    private ReceivedMessage(int length, boolean assembled) {
         this.state = length;
-        this.content = length != 0 && parts.length == 1 ? parts[0] : length == 0 ? NONE : parts;
+    }
+
+    /**
+     * A message of {@code length} bytes in {@code parts} (taken over; several, one or none): the
+     * message an engine assembles.
+     */
+    static ReceivedMessage assembled(int length, PayloadBuffer[] parts) {
+        return new Assembled(length, length != 0 && parts.length == 1 ? parts[0] : length == 0 ? NONE : parts);
+    }
+
+    /**
+     * A message whose parts are other objects. A message that is its own only part (the common
+     * case for a small message: see {@link #ReceivedMessage(int)}) has no such field at all.
+     */
+    private static final class Assembled extends ReceivedMessage {
+        /**
+         * The one part of a message that has one (a {@link PayloadBuffer}: no array), else its
+         * parts (a {@code PayloadBuffer[]}: several, or none).
+         */
+        private final Object content;
+
+        Assembled(int length, Object content) {
+            super(length, true);
+            this.content = content;
+        }
+    }
+
+    /** Its one part, or its parts: the part is the message itself unless it was {@link #assembled}. */
+    private Object content() {
+        return this instanceof Assembled a ? a.content : this;
     }
 
     /** The one part, or null if there are several or none ({@link #parts()}). */
     private PayloadBuffer only() {
-        return content instanceof PayloadBuffer p ? p : null;
+        return content() instanceof PayloadBuffer p ? p : null;
     }
 
     /** The parts of a message that has several or none. */
     private PayloadBuffer[] parts() {
-        return (PayloadBuffer[]) content;
+        return (PayloadBuffer[]) content();
     }
 
     /**
@@ -56,20 +81,13 @@ public class ReceivedMessage {
      * @throws IllegalStateException if the subclass is not a {@link PayloadBuffer}
      */
     protected ReceivedMessage(int length) {
-        if (!(this instanceof PayloadBuffer self)) {
+        if (!(this instanceof PayloadBuffer)) {
             throw new IllegalStateException(getClass().getName() + " is no PayloadBuffer");
         }
         if (length < 0) {
             throw new IllegalArgumentException("negative length " + length);
         }
         this.state = length;
-        this.content = self;
-    }
-
-    /** A message of {@code length > 0} bytes in one part. */
-    ReceivedMessage(int length, PayloadBuffer only) {
-        this.state = length;
-        this.content = only;
     }
 
     /**
@@ -77,8 +95,8 @@ public class ReceivedMessage {
      * takes {@code bytes} without copying.
      */
     public static ReceivedMessage of(byte[] bytes) {
-        return bytes.length == 0 ? new ReceivedMessage(0, NONE)
-                : new ReceivedMessage(bytes.length, new HeapPayloadMemory.Chunk(bytes));
+        return bytes.length == 0 ? new Assembled(0, NONE)
+                : new Assembled(bytes.length, new HeapPayloadMemory.Chunk(bytes));
     }
 
     /** Message length in bytes (0 is a valid length). */
@@ -176,6 +194,6 @@ public class ReceivedMessage {
 
     /** Number of parts (0 for an empty message). */
     public final int partCount() {
-        return content instanceof PayloadBuffer ? 1 : parts().length;
+        return content() instanceof PayloadBuffer ? 1 : parts().length;
     }
 }

@@ -29,7 +29,7 @@ class ReceivedMessageTest {
             parts[i] = new HeapPayloadMemory.Chunk(chunks[i]);
             length += chunks[i].length;
         }
-        return new ReceivedMessage(length, parts);
+        return ReceivedMessage.assembled(length, parts);
     }
 
     private static ReceivedMessage threeChunks() {
@@ -138,7 +138,7 @@ class ReceivedMessageTest {
                 released[0]++;
             }
         };
-        ReceivedMessage r = new ReceivedMessage(3, new PayloadBuffer[]{part});
+        ReceivedMessage r = ReceivedMessage.assembled(3, new PayloadBuffer[]{part});
         assertEquals(part, r.takeParts()[0]);
         r.release();
         assertEquals(0, released[0], "the taker releases the parts");
@@ -159,7 +159,7 @@ class ReceivedMessageTest {
                 released[0]++;
             }
         };
-        ReceivedMessage r = new ReceivedMessage(4, new PayloadBuffer[]{part, part});
+        ReceivedMessage r = ReceivedMessage.assembled(4, new PayloadBuffer[]{part, part});
         r.release();
         r.release();
         assertEquals(2, released[0]);

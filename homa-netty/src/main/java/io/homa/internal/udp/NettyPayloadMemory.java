@@ -47,11 +47,9 @@ public final class NettyPayloadMemory implements PayloadMemory {
      */
     @Override
     public PayloadBuffer keep(ByteBuffer view, int index, int length) {
-        Kept p = new Kept(datagram.retain(), base + index, length);
-        if (keptFromDatagram == null) {
-            p.sole = true;
-        } else { // several messages in one (coalesced) datagram: each needs a slice of its own
-            keptFromDatagram.sole = false;
+        Kept p = new Kept(datagram.retain(), base + index, length, keptFromDatagram == null);
+        if (keptFromDatagram != null) { // several messages in one (coalesced) datagram: each needs a slice of its own
+            keptFromDatagram.shared();
         }
         keptFromDatagram = p;
         return p;
@@ -111,33 +109,42 @@ public final class NettyPayloadMemory implements PayloadMemory {
     }
 
     /**
-     * Bytes {@code [index, index + length)} of a datagram's buffer, kept instead of copied. 32 bytes:
+     * Bytes {@code [index, index + length)} of a datagram's buffer, kept instead of copied. 24 bytes:
      * two of them per small call (the request at the server, the response at the client), so no
      * field it can do without ({@link #bytes()} makes its view when asked: only a user's
-     * {@code buffers()} asks).
+     * {@code buffers()} asks; its flag shares the index's int).
      */
     private static final class Kept extends Part {
-        private final int index;
         /**
-         * Whether this is the only part kept from its datagram, whose buffer object (a slice of
-         * the read's buffer, or a buffer of its own) nobody else then uses: handed over as it is,
-         * indices set, instead of a slice of it. Set on the loop before the part is delivered.
+         * The index, or its complement ({@code ~index}, negative) while this is the only part kept
+         * from its datagram, whose buffer object (a slice of the read's buffer, or a buffer of its
+         * own) nobody else then uses: handed over as it is, indices set, instead of a slice of it.
+         * Changed on the loop only, before the part is delivered.
          */
-        private boolean sole;
+        private int at;
 
-        Kept(ByteBuf buf, int index, int length) {
+        Kept(ByteBuf buf, int index, int length, boolean sole) {
             super(buf, length);
-            this.index = index;
+            this.at = sole ? ~index : index;
+        }
+
+        /** Another part was kept from the same datagram: this one is not the only one. */
+        void shared() {
+            at = index();
+        }
+
+        private int index() {
+            return at < 0 ? ~at : at;
         }
 
         @Override
         public ByteBuffer bytes() {
-            return buf.nioBuffer(index, length());
+            return buf.nioBuffer(index(), length());
         }
 
         @Override
         public int copyInto(byte[] dst, int offset) {
-            buf.getBytes(index, dst, offset, length());
+            buf.getBytes(index(), dst, offset, length());
             return length();
         }
 
@@ -149,7 +156,8 @@ public final class NettyPayloadMemory implements PayloadMemory {
          */
         @Override
         ByteBuf toByteBuf() {
-            return sole ? buf.setIndex(index, index + length()) : buf.slice(index, length());
+            int index = index();
+            return at < 0 ? buf.setIndex(index, index + length()) : buf.slice(index, length());
         }
     }
 
