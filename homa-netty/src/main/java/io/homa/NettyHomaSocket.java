@@ -31,8 +31,6 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class NettyHomaSocket implements HomaSocket, CallObserver {
     private static final AtomicInteger SERIAL = new AtomicInteger();
-    /** Deadlines beyond this are treated as this (about 146 years of nanoseconds / 2). */
-    private static final long MAX_DEADLINE_NANOS = Long.MAX_VALUE / 4;
 
     private final HomaConfig config;
     private final int serial;
@@ -222,13 +220,7 @@ final class NettyHomaSocket implements HomaSocket, CallObserver {
             throw new HomaMessageTooLargeException("request of " + length + " bytes to " + server
                     + " exceeds maxMessageLength " + config.maxMessageLength());
         }
-        long nanos;
-        try {
-            nanos = Math.min(deadline.toNanos(), MAX_DEADLINE_NANOS);
-        } catch (ArithmeticException e) {
-            nanos = MAX_DEADLINE_NANOS;
-        }
-        return System.nanoTime() + nanos;
+        return System.nanoTime() + ClientCall.cappedNanos(deadline);
     }
 
     // ------------------------------------------------------------------ serving

@@ -143,7 +143,7 @@ final class ClientCalls implements ClientCall.Runner {
     /** When the call of RPC {@code rpcId} was made ({@link System#nanoTime()}), or 0 if unknown: for JFR. */
     long startedNanos(long rpcId) {
         ClientCall<?> c = calls.get(rpcId);
-        return c == null ? 0 : c.startedNanos;
+        return c == null ? 0 : c.startedNanos();
     }
 
     /** Takes a client call out of the engine's set (null if it is not there). */
@@ -262,7 +262,7 @@ final class ClientCalls implements ClientCall.Runner {
     private void callEnded(ClientCall<?> c, int responseBytes) {
         CallObserver observer = l.socket.observer;
         if (observer.observing()) { // it logs and skips a listener that throws
-            observer.callEnded(c.server, c.length, responseBytes, System.nanoTime() - c.startedNanos);
+            observer.callEnded(c.server, c.length, responseBytes, System.nanoTime() - c.startedNanos());
         }
     }
 
