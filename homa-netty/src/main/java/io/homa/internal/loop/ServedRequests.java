@@ -268,16 +268,14 @@ final class ServedRequests implements InboundRequest.Path {
 
     /** {@code r} went to its handler: it must be answered or dropped, at the latest at close. */
     private void track(InboundRequest r) {
-        r.tracked = true;
         r.sameId = byId.put(r.rpcId, r);
     }
 
-    /** {@code r} was answered or dropped (a no-op if it was never tracked, or was already untracked). */
+    /**
+     * {@code r} was answered or dropped: out of the table (a no-op if it was never tracked, or was
+     * already untracked: it is then not in its id's chain).
+     */
     private void untrack(InboundRequest r) {
-        if (!r.tracked) {
-            return;
-        }
-        r.tracked = false;
         InboundRequest head = byId.get(r.rpcId);
         if (head == r) {
             if (r.sameId == null) {
@@ -286,12 +284,14 @@ final class ServedRequests implements InboundRequest.Path {
                 byId.put(r.rpcId, r.sameId);
             }
         } else {
-            for (InboundRequest q = head; q != null; q = q.sameId) {
-                if (q.sameId == r) {
-                    q.sameId = r.sameId;
-                    break;
-                }
+            InboundRequest q = head;
+            while (q != null && q.sameId != r) {
+                q = q.sameId;
             }
+            if (q == null) {
+                return; // not tracked
+            }
+            q.sameId = r.sameId;
         }
         r.sameId = null;
     }
@@ -306,7 +306,6 @@ final class ServedRequests implements InboundRequest.Path {
         }
         byId.clear();
         for (InboundRequest r : open) {
-            r.tracked = false;
             r.sameId = null;
             r.markDropped();
         }

@@ -124,9 +124,9 @@ public final class Dispatcher {
         }
     }
 
-    /** Carries out {@code r.queueVerdict}; true if it ran the handler. */
+    /** Carries out {@code r.queueVerdict()}; true if it ran the handler. */
     private boolean act(InboundRequest r, long now) {
-        switch (r.queueVerdict) {
+        switch (r.queueVerdict()) {
             case RequestQueue.RUN -> {
                 if (!r.markStarted()) { // its deadline timer fired meanwhile: it expired
                     r.skipped();

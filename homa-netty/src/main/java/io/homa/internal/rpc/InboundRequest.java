@@ -7,7 +7,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.util.IllegalReferenceCountException;
 import io.netty.util.ReferenceCountUtil;
-import io.netty.util.concurrent.ScheduledFuture;
 
 import java.net.InetSocketAddress;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
@@ -84,10 +83,11 @@ public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload
         /** Takes over {@code message}'s memory. */
         InboundRequest create(Path path, long rpcId, InetSocketAddress peer, ReceivedMessage message);
     }
-    // The fields are packed (a request is one object per call on a busy server): its three
-    // flags share one int, the two forms of its reply one reference, and what the path knows
-    // (the length limit, the TLS session) is asked of the path; the loop finds its open requests
-    // at close in its table by RPC id, not through a list of its own. 88 bytes.
+    // The fields are packed (a request is one object per call on a busy server): its flags and
+    // the queue's verdict share one int, the two forms of its reply one reference, what the path
+    // knows (the length limit, the TLS session) is asked of the path, the loop finds its open
+    // requests at close in its table by RPC id (not through a list of its own, nor a flag), and
+    // the TCP server keeps its timers in a table of its own. 80 bytes.
     private final Path path;
     /** The RPC's client id, as in the engine's REQUEST event. */
     public final long rpcId;
@@ -97,10 +97,11 @@ public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload
     private final int bodyIndex;
     private final int length;
     /**
-     * Three flags, each changed by compare-and-set: the state ({@link #STATE}: OPEN, REPLIED or
+     * Four flags, each changed by compare-and-set: the state ({@link #STATE}: OPEN, REPLIED or
      * DROPPED), the phase ({@link #PHASE}: 0 while it waits, {@link #PHASE_STARTED} once its
-     * handler started, {@link #PHASE_EXPIRED} if its deadline passed first), and {@link #LENT} once
-     * {@link #payload()} lent {@link #body} itself. A field and an updater, not an object.
+     * handler started, {@link #PHASE_EXPIRED} if its deadline passed first), {@link #LENT} once
+     * {@link #payload()} lent {@link #body} itself, and the {@link RequestQueue}'s verdict
+     * ({@link #VERDICT}) once taken from the queue. A field and an updater, not an object.
      */
     private volatile int bits;
     private static final AtomicIntegerFieldUpdater<InboundRequest> BITS =
@@ -110,10 +111,8 @@ public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload
     private static final int PHASE_STARTED = 0b0100;
     private static final int PHASE_EXPIRED = 0b1000;
     private static final int LENT = 0b10000;
-    /** Over TCP: drops the request at the request timeout; the connection's event loop only. */
-    public ScheduledFuture<?> expiry;
-    /** In its loop's table of open requests (dropped at close); event loop only. */
-    public boolean tracked;
+    private static final int VERDICT_SHIFT = 5;
+    private static final int VERDICT = 0b11 << VERDICT_SHIFT;
     /**
      * When its caller stops waiting ({@link System#nanoTime()}): the deadline the client sent, or
      * else the server's request timeout. No handler starts for it later; over Homa it is also
@@ -123,8 +122,6 @@ public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload
     /** In the {@link RequestQueue}: when it was queued, its handler, and what to do with it once taken. */
     long queuedAt;
     RequestHandler handler;
-    /** RequestQueue's RUN, EXPIRED, SHED or GONE. */
-    byte queueVerdict;
     /** The loop's requests with the same RPC id (from other clients), for finding one a CANCEL names; loop only. */
     public InboundRequest sameId;
     /** The reply while the engine reads it ({@link #replyWith}): a {@code byte[]} or a {@code ByteBuf}; the loop's. */
@@ -156,6 +153,21 @@ public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload
 
     private int state() {
         return bits & STATE;
+    }
+
+    /** What to do with it once taken from the {@link RequestQueue}: its RUN, EXPIRED, SHED or GONE. */
+    int queueVerdict() {
+        return (bits & VERDICT) >>> VERDICT_SHIFT;
+    }
+
+    /** Sets {@link #queueVerdict()} (under the queue's lock, as it is taken). */
+    void queueVerdict(int verdict) {
+        for (;;) {
+            int v = bits;
+            if (BITS.compareAndSet(this, v, (v & ~VERDICT) | (verdict << VERDICT_SHIFT))) {
+                return;
+            }
+        }
     }
 
     /** The path's TLS session for the peer (see {@link Path#tlsSessionOf}). */

@@ -32,7 +32,7 @@ import java.util.Arrays;
  * time ({@link System#nanoTime()}) from its caller, so that tests drive it without a clock. Any
  * thread; one lock, held for a few field updates.
  *
- * <p>What to do with a request taken out is its {@link InboundRequest#queueVerdict}, decided under
+ * <p>What to do with a request taken out is its {@link InboundRequest#queueVerdict()}, decided under
  * the lock and acted on by the caller after it.
  *
  * <p>Internal use only.
@@ -141,7 +141,7 @@ public final class RequestQueue {
 
     /**
      * The next request for a free handler thread, or null if none waits: the oldest normally, the
-     * newest under overload. Its {@link InboundRequest#queueVerdict} says whether to run it; take
+     * newest under overload. Its {@link InboundRequest#queueVerdict()} says whether to run it; take
      * again after one that is not to run.
      */
     public synchronized InboundRequest take(long now) {
@@ -153,8 +153,9 @@ public final class RequestQueue {
         if (waiting.isEmpty()) {
             emptied(now);
         }
-        r.queueVerdict = (byte) verdict(r, now, overloaded, 0);
-        if (r.queueVerdict == RUN) {
+        int v = verdict(r, now, overloaded, 0);
+        r.queueVerdict(v);
+        if (v == RUN) {
             long waited = Math.max(0, now - r.queuedAt) / 1_000;
             delays[Math.min(DELAY_BUCKETS - 1, 63 - Long.numberOfLeadingZeros(Math.max(1, waited)))]++;
         }
@@ -184,7 +185,7 @@ public final class RequestQueue {
         if (waiting.isEmpty()) {
             emptied(now);
         }
-        r.queueVerdict = (byte) v;
+        r.queueVerdict(v);
         return r;
     }
 

@@ -26,8 +26,11 @@ import org.slf4j.LoggerFactory;
 
 import javax.net.ssl.SSLSession;
 import java.net.InetSocketAddress;
+import java.util.IdentityHashMap;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
 
@@ -159,6 +162,12 @@ public final class TcpServer implements io.homa.internal.transport.TcpListener {
         private final String identity;
         private Channel channel;
         private InetSocketAddress peer;
+        /**
+         * The timers that drop its requests at the request timeout, by request; the channel's
+         * loop only. Here, not in the request: a request over Homa has none, and every field of
+         * one costs a busy server's every call.
+         */
+        private final Map<InboundRequest, ScheduledFuture<?>> expiries = new IdentityHashMap<>();
 
         Connection(SSLSession session) {
             this.session = session;
@@ -233,9 +242,9 @@ public final class TcpServer implements io.homa.internal.transport.TcpListener {
             }
             long now = System.nanoTime();
             r.deadline = now + requestTimeoutNanos; // TCP frames carry no deadline: the server's own
-            r.expiry = channel.eventLoop().schedule(
+            expiries.put(r, channel.eventLoop().schedule(
                     () -> dropRequest(r, "no reply within the request timeout of " + config.requestTimeout()),
-                    requestTimeoutNanos, TimeUnit.NANOSECONDS);
+                    requestTimeoutNanos, TimeUnit.NANOSECONDS));
             if (!dispatcher.submit(handler, r, now)) {
                 cancelExpiry(r);
                 r.markDropped();
@@ -315,9 +324,9 @@ public final class TcpServer implements io.homa.internal.transport.TcpListener {
         }
 
         private void cancelExpiry(InboundRequest r) {
-            if (r.expiry != null) {
-                r.expiry.cancel(false);
-                r.expiry = null;
+            ScheduledFuture<?> expiry = expiries.remove(r);
+            if (expiry != null) {
+                expiry.cancel(false);
             }
         }
 

@@ -59,7 +59,7 @@ class RequestQueueTest {
     private static int takeN(RequestQueue q, long now) {
         InboundRequest r = q.take(now);
         assertNotNull(r);
-        assertEquals(RequestQueue.RUN, r.queueVerdict, "verdict");
+        assertEquals(RequestQueue.RUN, r.queueVerdict(), "verdict");
         return ((Request) r).n;
     }
 
@@ -102,7 +102,7 @@ class RequestQueueTest {
         InboundRequest s = q.pollStale(now);
         assertNotNull(s);
         assertEquals(0, ((Request) s).n);
-        assertEquals(RequestQueue.SHED, s.queueVerdict);
+        assertEquals(RequestQueue.SHED, s.queueVerdict());
         assertNull(q.pollStale(now));
         assertEquals(20, q.size());
         assertEquals(20, takeN(q, now), "newest first under overload");
@@ -122,7 +122,7 @@ class RequestQueueTest {
         List<Integer> shed = new ArrayList<>();
         InboundRequest s;
         while ((s = q.pollStale(now)) != null) {
-            assertEquals(RequestQueue.SHED, s.queueVerdict);
+            assertEquals(RequestQueue.SHED, s.queueVerdict());
             shed.add(((Request) s).n);
         }
         // Request k has 4,500.5 + k/2 ms left and 999 - k requests of 5 ms (two threads) in
@@ -158,7 +158,7 @@ class RequestQueueTest {
         int n = 0;
         InboundRequest s;
         while ((s = q.pollStale(now)) != null) {
-            assertEquals(RequestQueue.SHED, s.queueVerdict);
+            assertEquals(RequestQueue.SHED, s.queueVerdict());
             n++;
         }
         return n;
@@ -296,7 +296,7 @@ class RequestQueueTest {
         assertEquals(1, takeN(q, now));
         InboundRequest r = q.take(now);
         assertEquals(0, ((Request) r).n);
-        assertEquals(RequestQueue.EXPIRED, r.queueVerdict);
+        assertEquals(RequestQueue.EXPIRED, r.queueVerdict());
         assertNull(q.take(now));
         // Empty again: a new request is served first in, first out, however long it then waits.
         q.offer(request(2, now + 10_000 * MS), now);
@@ -312,7 +312,7 @@ class RequestQueueTest {
         q.offer(request(1, 1_000 * MS), 0);
         InboundRequest r = q.take(10 * MS);
         assertEquals(0, ((Request) r).n);
-        assertEquals(RequestQueue.EXPIRED, r.queueVerdict, "at its deadline: too late");
+        assertEquals(RequestQueue.EXPIRED, r.queueVerdict(), "at its deadline: too late");
         assertEquals(1, takeN(q, 10 * MS));
     }
 
@@ -322,7 +322,7 @@ class RequestQueueTest {
         Request a = request(0, 1_000 * MS);
         q.offer(a, 0);
         a.markDropped(); // e.g. its client cancelled
-        assertEquals(RequestQueue.GONE, q.take(MS).queueVerdict);
+        assertEquals(RequestQueue.GONE, q.take(MS).queueVerdict());
     }
 
     @Test
