@@ -23,8 +23,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class TcpEchoServer implements EchoServer {
     private final EventLoopGroup group;
     private final Channel serverChannel;
-    /** The accepted connections still open (a channel leaves the group when it closes). */
-    private final ChannelGroup connections = new DefaultChannelGroup("tcp-echo-connections", GlobalEventExecutor.INSTANCE);
+    /**
+     * The accepted connections still open (a channel leaves the group when it closes); once the
+     * group is closed, one accepted at that moment is closed as it is added.
+     */
+    private final ChannelGroup connections =
+            new DefaultChannelGroup("tcp-echo-connections", GlobalEventExecutor.INSTANCE, true);
     private final InetSocketAddress address;
     private final AtomicBoolean closed = new AtomicBoolean();
 

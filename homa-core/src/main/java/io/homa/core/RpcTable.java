@@ -35,8 +35,8 @@ final class RpcTable {
      * RPC objects kept for reuse, at most. An RPC that ends while waking (its response or reply
      * just came: most of them) comes back from the timer's wheel only at the next tick, all of
      * that tick's at once: enough for the RPCs a busy engine ends in a tick (about 400 at 400,000
-     * calls/s with 1 ms ticks; 64 let most of them go to the collector), 70 KB at most when it
-     * calms down.
+     * calls/s with 1 ms ticks; 64 let most of them go to the collector), about 80 KB at most when
+     * it calms down (and the peers the spares last served stay reachable until they are reused).
      */
     private static final int MAX_SPARE_RPCS = 512;
 

@@ -38,8 +38,13 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class TcpLoadTransport implements LoadTransport {
     private final EventLoopGroup group;
     private final Channel serverChannel;
-    /** The accepted connections still open (a channel leaves the group when it closes). */
-    private final ChannelGroup accepted = new DefaultChannelGroup("load-tcp-accepted", GlobalEventExecutor.INSTANCE);
+    /**
+     * The accepted connections still open (a channel leaves the group when it closes); once the
+     * group is closed, one accepted at that moment (on another of the group's loops) is closed as
+     * it is added.
+     */
+    private final ChannelGroup accepted =
+            new DefaultChannelGroup("load-tcp-accepted", GlobalEventExecutor.INSTANCE, true);
     private final int connections;
     private final AtomicLong ids = new AtomicLong();
     private final Map<InetSocketAddress, Conn[]> pools = new ConcurrentHashMap<>();

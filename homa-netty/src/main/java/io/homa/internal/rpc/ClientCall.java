@@ -128,11 +128,10 @@ public final class ClientCall<T> extends CompletableFuture<T> implements Runnabl
 
     /** {@code deadline} in nanoseconds, at most {@link #MAX_DEADLINE_NANOS}: a call's deadline is now plus this. */
     public static long cappedNanos(Duration deadline) {
-        try {
-            return Math.min(deadline.toNanos(), MAX_DEADLINE_NANOS);
-        } catch (ArithmeticException e) {
-            return MAX_DEADLINE_NANOS;
+        if (deadline.getSeconds() >= MAX_DEADLINE_NANOS / 1_000_000_000L) {
+            return MAX_DEADLINE_NANOS; // before toNanos(), which would overflow beyond 292 years
         }
+        return Math.min(deadline.toNanos(), MAX_DEADLINE_NANOS);
     }
 
     /**

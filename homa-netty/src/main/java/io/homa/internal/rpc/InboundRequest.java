@@ -122,7 +122,11 @@ public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload
     /** In the {@link RequestQueue}: when it was queued, its handler, and what to do with it once taken. */
     long queuedAt;
     RequestHandler handler;
-    /** The loop's requests with the same RPC id (from other clients), for finding one a CANCEL names; loop only. */
+    /**
+     * The next of the loop's open requests with the same RPC id (from other clients): the chains
+     * of its table of open requests, which finds the one a CANCEL names and, at close, all of
+     * them. Null while not in the table; loop only.
+     */
     public InboundRequest sameId;
     /** The reply while the engine reads it ({@link #replyWith}): a {@code byte[]} or a {@code ByteBuf}; the loop's. */
     private Object reply;

@@ -167,7 +167,7 @@ public final class TcpServer implements io.homa.internal.transport.TcpListener {
          * loop only. Here, not in the request: a request over Homa has none, and every field of
          * one costs a busy server's every call.
          */
-        private final Map<InboundRequest, ScheduledFuture<?>> expiries = new IdentityHashMap<>();
+        private final Map<InboundRequest, ScheduledFuture<?>> expiries = new IdentityHashMap<>(4);
 
         Connection(SSLSession session) {
             this.session = session;

@@ -119,7 +119,8 @@ public final class NettyPayloadMemory implements PayloadMemory {
          * The index, or its complement ({@code ~index}, negative) while this is the only part kept
          * from its datagram, whose buffer object (a slice of the read's buffer, or a buffer of its
          * own) nobody else then uses: handed over as it is, indices set, instead of a slice of it.
-         * Changed on the loop only, before the part is delivered.
+         * Changed on the loop only, before the part is delivered (whose hand-off to another
+         * thread publishes it, as it publishes the buffer's bytes).
          */
         private int at;
 
