@@ -25,7 +25,6 @@ import io.homa.internal.rpc.UserPayload;
 import io.homa.internal.transport.ReadTakeover;
 import io.homa.internal.transport.WaiterEpoll;
 import io.homa.internal.udp.DatagramOpener;
-import io.homa.internal.udp.DatagramViews;
 import io.homa.internal.udp.DatagramWriter;
 import io.homa.internal.udp.DirectReader;
 import io.homa.internal.udp.FaultInjector;
@@ -147,8 +146,6 @@ final class EngineLoop {
     /** The TCP fallback's part of this loop, or null when it is off. */
     final FallbackProbes fallback;
     private final NettyPayloadMemory memory = new NettyPayloadMemory();
-    /** The engine's views of received datagrams, one per read buffer (a lone loop's only: see onDatagram). */
-    private final DatagramViews views = new DatagramViews();
     private final List<Channel> channels = new ArrayList<>();
     private final CommandQueue commands;
     /** Host SRPT: the order in which received datagrams reach the engine. */
@@ -820,26 +817,19 @@ final class EngineLoop {
     // ------------------------------------------------------------------ inputs, on the loop
 
     private void onDatagram(DatagramPacket p) {
-        if (siblings.length == 1) { // the view is shared and the engine done with it on return
-            try {
-                receive(p, views.of(p.content()));
-            } finally {
-                p.release(); // a message kept from it holds a reference to it
-            }
-            return;
-        }
-        // Several loops: a view of its own, which may travel to another loop or outlive a split.
         ByteBuffer bytes = p.content().nioBuffer();
-        int stride = PacketDecoder.packetLength(bytes, bytes.position(), bytes.remaining());
-        if (stride > 0 && stride < bytes.remaining() && bytes.remaining() <= MAX_SPLIT_PACKETS * stride
-                && !oneOwner(bytes, stride)) {
-            split(p, bytes, stride);
-            return;
-        }
-        EngineLoop owner = owner(bytes);
-        if (owner != this) {
-            owner.commands.submit(() -> owner.forwarded(p, bytes)); // never a turn here: we hold our own lock
-            return;
+        if (siblings.length > 1) {
+            int stride = PacketDecoder.packetLength(bytes, bytes.position(), bytes.remaining());
+            if (stride > 0 && stride < bytes.remaining() && bytes.remaining() <= MAX_SPLIT_PACKETS * stride
+                    && !oneOwner(bytes, stride)) {
+                split(p, bytes, stride);
+                return;
+            }
+            EngineLoop owner = owner(bytes);
+            if (owner != this) {
+                owner.commands.submit(() -> owner.forwarded(p, bytes)); // never a turn here: we hold our own lock
+                return;
+            }
         }
         try {
             receive(p, bytes);
