@@ -99,8 +99,18 @@ public final class NettyPayloadMemory implements PayloadMemory {
             this.buf = buf;
         }
 
+        /** Where its bytes start in {@link #buf}. */
+        abstract int start();
+
         /** Its bytes as a buffer that takes over its reference. */
         abstract ByteBuf toByteBuf();
+
+        /** Copied straight out of {@link #buf}, without making a view. */
+        @Override
+        public final int copyInto(byte[] dst, int offset) {
+            buf.getBytes(start(), dst, offset, length());
+            return length();
+        }
 
         @Override
         public void free() {
@@ -131,22 +141,17 @@ public final class NettyPayloadMemory implements PayloadMemory {
 
         /** Another part was kept from the same datagram: this one is not the only one. */
         void shared() {
-            at = index();
+            at = start();
         }
 
-        private int index() {
+        @Override
+        int start() {
             return at < 0 ? ~at : at;
         }
 
         @Override
         public ByteBuffer bytes() {
-            return buf.nioBuffer(index(), length());
-        }
-
-        @Override
-        public int copyInto(byte[] dst, int offset) {
-            buf.getBytes(index(), dst, offset, length());
-            return length();
+            return buf.nioBuffer(start(), length());
         }
 
         /**
@@ -157,7 +162,7 @@ public final class NettyPayloadMemory implements PayloadMemory {
          */
         @Override
         ByteBuf toByteBuf() {
-            int index = index();
+            int index = start();
             return at < 0 ? buf.setIndex(index, index + length()) : buf.slice(index, length());
         }
     }
@@ -179,9 +184,8 @@ public final class NettyPayloadMemory implements PayloadMemory {
         }
 
         @Override
-        public int copyInto(byte[] dst, int offset) {
-            buf.getBytes(0, dst, offset, length());
-            return length();
+        int start() {
+            return 0;
         }
 
         @Override
