@@ -531,7 +531,15 @@ public final class HomaConfig {
         public Builder maxMessageLength(int v) { protocol.maxMessageLength(v); return this; }
         /** Bytes of each message sent before any grant (default 40,000; see {@link #linkMbps}). */
         public Builder unscheduledBytes(int v) { protocol.unscheduledBytes(v); unscheduledChosen = true; return this; }
-        /** Receiver: bytes granted but not yet received, over all messages (default 400,000; see {@link #linkMbps}). */
+        /**
+         * Receiver: bytes granted but not yet received, over all messages. By default it covers a
+         * grant's turnaround through two user-space hosts, 0.5 ms of the link: 1,562,500 bytes at
+         * the default 25 Gbit/s and an MTU of up to 9,000 (at least Linux Homa's 400,000, at most
+         * {@link #LARGE_MTU_MAX_INCOMING}); {@link #LARGE_MTU_MAX_INCOMING} above that MTU; less on
+         * a slower link (see {@link #linkMbps}). On hosts whose turnaround is a kernel's (tens of
+         * microseconds), 400,000 keeps switch queues shorter. The receiver's socket buffer
+         * ({@link #receiveBufferBytes}, capped by {@code net.core.rmem_max}) should hold it.
+         */
         public Builder maxIncoming(int v) { protocol.maxIncoming(v); budgetChosen = true; return this; }
         /** Receiver: messages granted at once (default 8). */
         public Builder maxOvercommit(int v) { protocol.maxOvercommit(v); return this; }
@@ -551,6 +559,8 @@ public final class HomaConfig {
          * <li>the pacer's NIC queue allowance ({@link #maxNicQueue}) grows to 0.5 ms, the lateness of
          *     a timer wake-up it must cover.</li>
          * </ul>
+         * On a link as fast as the default or faster, the grant budget is 0.5 ms of it (see
+         * {@link #maxIncoming}).
          */
         public Builder linkMbps(long v) { protocol.linkMbps(v); linkChosen = true; return this; }
         /** Whether the sender's pacer is on (default true). */

@@ -18,10 +18,12 @@ class HomaConfigDefaultsTest {
     }
 
     @Test
-    void defaultLink_keepsDatacenterSizes() {
+    void defaultLink_keepsUnscheduledBytes_budgetCoversHalfAMillisecondOfTheLink() {
         EngineConfig e = onEthernet().build().engineConfig();
         assertEquals(D.unscheduledBytes, e.unscheduledBytes);
-        assertEquals(D.maxIncoming, e.maxIncoming);
+        assertEquals(1_562_500, e.maxIncoming, "0.5 ms at 25 Gbit/s: a user-space grant turnaround, not Linux Homa's 400,000");
+        assertEquals(1_562_500, onEthernet().mtu(9_000).build().engineConfig().maxIncoming, "a chosen MTU of 9,000 too");
+        assertEquals(400_000, onEthernet().maxIncoming(400_000).build().engineConfig().maxIncoming, "a chosen budget wins");
     }
 
     @Test
@@ -77,10 +79,10 @@ class HomaConfigDefaultsTest {
     }
 
     @Test
-    void fasterLink_keepsDefaults() {
+    void fasterLink_keepsUnscheduledBytes_budgetCappedAtTheLargeMtuOne() {
         EngineConfig e = onEthernet().linkMbps(100_000).build().engineConfig();
         assertEquals(D.unscheduledBytes, e.unscheduledBytes);
-        assertEquals(D.maxIncoming, e.maxIncoming);
+        assertEquals(HomaConfig.LARGE_MTU_MAX_INCOMING, e.maxIncoming, "0.5 ms at 100 Gbit/s (6.25 MB), capped");
     }
 
     @Test

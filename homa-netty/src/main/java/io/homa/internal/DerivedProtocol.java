@@ -12,8 +12,9 @@ import java.net.NetworkInterface;
 /**
  * The protocol settings a configuration derives from where the socket runs, for the settings its
  * user did not choose: the MTU from the bind interface (and a larger grant budget with it above
- * jumbo frames), the IPv6 header size, and on a link slower than the default the unscheduled
- * bytes, the grant budget and the NIC queue scaled to it. {@code HomaConfig.build()} calls it.
+ * jumbo frames), the IPv6 header size, on a link slower than the default the unscheduled
+ * bytes, the grant budget and the NIC queue scaled to it, and on a faster one at an MTU of 9,000
+ * or less a grant budget that covers a user-space host's grant turnaround. {@code HomaConfig.build()} calls it.
  * Internal use only.
  */
 public final class DerivedProtocol {
@@ -28,6 +29,18 @@ public final class DerivedProtocol {
      * priorities, so the larger budget does not delay short messages at the switch.
      */
     private static final long SLOW_LINK_GRANT_TURNAROUND_NANOS = 5_000_000;
+
+    /**
+     * Link time the grant budget covers on a link as fast as the default or faster, at an MTU of
+     * 9,000 or less (unless that is less than the default budget, or more than the large-MTU one):
+     * 1,562,500 bytes at 25 Gbit/s. Linux Homa's 400,000 bytes are 128 us of such a link, sized
+     * for a kernel's turnaround; a grant through two user-space hosts takes hundreds of
+     * microseconds, and the sender sends its shortest message first, so one message's window
+     * ({@code maxIncoming / (N + 1)}) must cover that alone. With 400,000 bytes a veth pair at
+     * MTU 1,500 waited for grants (1 MB echoes: 0.81-0.90x kernel TCP, 17 GRANTs per echo); with
+     * 1.6 MB, 0.94-0.98x and 4 GRANTs (docs/benchmarks.md, "The grant budget at a real MTU").
+     */
+    private static final long FAST_LINK_GRANT_TURNAROUND_NANOS = 500_000;
 
     /** NIC queue the pacer allows on a link slower than the default: covers a late timer wake-up. */
     private static final long SLOW_LINK_NIC_QUEUE_NANOS = 500_000;
@@ -51,7 +64,8 @@ public final class DerivedProtocol {
     /**
      * Builds the engine's configuration for a socket bound to {@code bind}.
      *
-     * @param largeMtuBudget the grant budget above an MTU of 9,000 unless one was chosen
+     * @param largeMtuBudget the grant budget above an MTU of 9,000 unless one was chosen, and the
+     *                       most a fast link's budget grows to at a smaller MTU
      * @throws IllegalArgumentException naming a bad protocol setting
      */
     public EngineConfig build(EngineConfig.Builder protocol, InetSocketAddress bind, int largeMtuBudget) {
@@ -68,6 +82,10 @@ public final class DerivedProtocol {
         }
         if (linkChosen && engine.linkMbps < EngineConfig.defaults().linkMbps) {
             engine = scaledToLink(engine); // after the IPv6 header: segments are sized by it
+        } else if (!budgetChosen && engine.mtu <= 9_000) {
+            long turnaround = engine.linkMbps * FAST_LINK_GRANT_TURNAROUND_NANOS / 8_000; // Mbit/s x ns / 8,000 = bytes
+            long budget = Math.max(engine.maxIncoming, Math.min(turnaround, largeMtuBudget));
+            engine = engine.toBuilder().maxIncoming((int) budget).build();
         }
         return engine;
     }

@@ -78,6 +78,7 @@ public final class Transport {
     private static final Set<String> FALLBACK_LOGGED = ConcurrentHashMap.newKeySet();
     private static final AtomicBoolean BAD_PROPERTY_LOGGED = new AtomicBoolean();
     private static final AtomicBoolean CALLER_READS_LOGGED = new AtomicBoolean();
+    private static final AtomicBoolean SMALL_RECEIVE_BUFFER_LOGGED = new AtomicBoolean();
 
     /** Netty's transports, by the name the socket reports. */
     public enum Kind {
@@ -334,6 +335,7 @@ public final class Transport {
                     "cannot bind a UDP socket to " + target + ": " + f.cause(), f.cause());
         }
         Channel ch = f.channel();
+        warnIfReceiveBufferCapped(ch);
         if (!join && shared) {
             boolean ok = ch.config().setOption(reusePort(), true);
             if (!ok) {
@@ -344,6 +346,23 @@ public final class Transport {
             }
         }
         return ch;
+    }
+
+    /**
+     * Says once per process when the kernel gave a socket less receive buffer than configured
+     * (Linux caps SO_RCVBUF at {@code net.core.rmem_max}, 208 KiB on a stock kernel, and reports
+     * twice what it keeps): the grant budget then exceeds what the socket holds while its event
+     * loop is late, and the datagrams beyond it are lost and sent again after a RESEND.
+     */
+    private void warnIfReceiveBufferCapped(Channel ch) {
+        Integer got = ch.config().getOption(ChannelOption.SO_RCVBUF);
+        int asked = config.receiveBufferBytes();
+        if (got != null && got < asked && SMALL_RECEIVE_BUFFER_LOGGED.compareAndSet(false, true)) {
+            log.warn("Homa: the kernel gave {} a receive buffer of {} bytes, not the {} configured (receiveBufferBytes);"
+                    + " on Linux, net.core.rmem_max caps it: raise it (sysctl -w net.core.rmem_max={}) or datagrams"
+                    + " that arrive while the event loop is late are dropped and resent (docs/tuning.md)",
+                    ch.localAddress(), got, asked, asked);
+        }
     }
 
     private void setReusePort(Bootstrap b) {
