@@ -214,8 +214,9 @@ public final class HomaConfig {
 
     /**
      * The default configuration: bind {@code 0.0.0.0:0}, MTU 1500, the engine's protocol defaults
-     * (Linux Homa's) except {@link #DEFAULT_TIMEOUT_TICKS} and {@link #DEFAULT_MAX_RESTARTS}, and
-     * the I/O defaults documented on each builder method.
+     * (Linux Homa's) except {@link #DEFAULT_TIMEOUT_TICKS}, {@link #DEFAULT_MAX_RESTARTS} and the
+     * grant budget ({@link Builder#maxIncoming}: 0.5 ms of the link), and the I/O defaults
+     * documented on each builder method.
      */
     public static HomaConfig defaults() {
         return DEFAULTS;
@@ -226,7 +227,12 @@ public final class HomaConfig {
         return new Builder();
     }
 
-    /** A builder holding this configuration's values. */
+    /**
+     * A builder holding this configuration's values. The protocol settings that were derived
+     * (MTU, unscheduled bytes, grant budget) come as if chosen: changing {@link Builder#linkMbps}
+     * or {@link Builder#bindAddress} on it does not derive them again; start from
+     * {@link #builder()} for that.
+     */
     public Builder toBuilder() {
         Builder b = new Builder();
         b.bindAddress = bindAddress;
@@ -523,8 +529,8 @@ public final class HomaConfig {
          * bind address, read when the config is built: 65,535 (the UDP limit) on loopback, the
          * interface's MTU (e.g. 1,500 on Ethernet) for a specific address, and 1,500 for the
          * wildcard address (the path is unknown). Every peer must use the same value or a smaller
-         * one. With a large MTU and no {@link #maxIncoming} of your own, the grant budget is
-         * raised to {@link #LARGE_MTU_MAX_INCOMING} so that several 64 KB segments fit a window.
+         * one. With an MTU above 9,000 (chosen or derived) and no {@link #maxIncoming} of your own,
+         * the grant budget is {@link #LARGE_MTU_MAX_INCOMING} so that several 64 KB segments fit a window.
          */
         public Builder mtu(int v) { protocol.mtu(v); mtuChosen = true; return this; }
         /** Largest request or response in bytes (default 64 MiB). */
@@ -535,8 +541,8 @@ public final class HomaConfig {
          * Receiver: bytes granted but not yet received, over all messages. By default it covers a
          * grant's turnaround through two user-space hosts, 0.5 ms of the link: 1,562,500 bytes at
          * the default 25 Gbit/s and an MTU of up to 9,000 (at least Linux Homa's 400,000, at most
-         * {@link #LARGE_MTU_MAX_INCOMING}); {@link #LARGE_MTU_MAX_INCOMING} above that MTU; less on
-         * a slower link (see {@link #linkMbps}). On hosts whose turnaround is a kernel's (tens of
+         * {@link #LARGE_MTU_MAX_INCOMING}); {@link #LARGE_MTU_MAX_INCOMING} above that MTU; on a
+         * link slower than the default, see {@link #linkMbps}. On hosts whose turnaround is a kernel's (tens of
          * microseconds), 400,000 keeps switch queues shorter. The receiver's socket buffer
          * ({@link #receiveBufferBytes}, capped by {@code net.core.rmem_max}) should hold it.
          */
@@ -553,14 +559,15 @@ public final class HomaConfig {
          *     segment: otherwise a 10 Mbit/s link would take 40,000 bytes of every message
          *     unannounced (32 ms of queue at the receiver's switch port, in front of short messages);</li>
          * <li>the grant budget ({@link #maxIncoming}) becomes 5 ms of the link, at least ten segments
-         *     and at most the default 400,000 bytes: it must cover a grant's round trip through two
+         *     and at most 400,000 bytes or 0.5 ms of the link, whichever is more (625,000 bytes at
+         *     10 Gbit/s): it must cover a grant's round trip through two
          *     user-space hosts that wake late, with room for batched grants (62,500 bytes at 100
          *     Mbit/s); scheduled bytes queue at low priorities, behind short messages;</li>
          * <li>the pacer's NIC queue allowance ({@link #maxNicQueue}) grows to 0.5 ms, the lateness of
          *     a timer wake-up it must cover.</li>
          * </ul>
-         * On a link as fast as the default or faster, the grant budget is 0.5 ms of it (see
-         * {@link #maxIncoming}).
+         * On a link as fast as the default or faster, at an MTU of 9,000 or less, the grant budget
+         * is 0.5 ms of it (see {@link #maxIncoming}).
          */
         public Builder linkMbps(long v) { protocol.linkMbps(v); linkChosen = true; return this; }
         /** Whether the sender's pacer is on (default true). */

@@ -27,6 +27,20 @@ class HomaConfigDefaultsTest {
     }
 
     @Test
+    void largeMtu_chosenOrDerived_getsTheLargeMtuBudget() {
+        assertEquals(HomaConfig.LARGE_MTU_MAX_INCOMING, onEthernet().mtu(9_001).build().engineConfig().maxIncoming);
+        assertEquals(HomaConfig.LARGE_MTU_MAX_INCOMING, onEthernet().mtu(65_535).build().engineConfig().maxIncoming);
+    }
+
+    @Test
+    void tenGigabitLink_budgetIsHalfAMillisecond_noStepDownBelowTheDefaultLink() {
+        assertEquals(625_000, onEthernet().linkMbps(10_000).build().engineConfig().maxIncoming);
+        long below = onEthernet().linkMbps(24_999).build().engineConfig().maxIncoming;
+        long at = onEthernet().linkMbps(25_000).build().engineConfig().maxIncoming;
+        assertEquals(at, below, 100, "24,999 and 25,000 Mbit/s differ by a link's 0.5 ms of 1 Mbit/s at most");
+    }
+
+    @Test
     void slowLink_scalesUnscheduledAndBudget_toSegmentFloors() {
         EngineConfig e = onEthernet().linkMbps(10).build().engineConfig();
         assertEquals(1500, e.mtu);

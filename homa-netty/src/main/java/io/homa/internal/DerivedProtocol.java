@@ -12,9 +12,9 @@ import java.net.NetworkInterface;
 /**
  * The protocol settings a configuration derives from where the socket runs, for the settings its
  * user did not choose: the MTU from the bind interface (and a larger grant budget with it above
- * jumbo frames), the IPv6 header size, on a link slower than the default the unscheduled
- * bytes, the grant budget and the NIC queue scaled to it, and on a faster one at an MTU of 9,000
- * or less a grant budget that covers a user-space host's grant turnaround. {@code HomaConfig.build()} calls it.
+ * jumbo frames, and one that covers a user-space host's grant turnaround below them), the IPv6
+ * header size, and on a link slower than the default the unscheduled bytes, the grant budget and
+ * the NIC queue scaled to it. {@code HomaConfig.build()} calls it.
  * Internal use only.
  */
 public final class DerivedProtocol {
@@ -31,16 +31,15 @@ public final class DerivedProtocol {
     private static final long SLOW_LINK_GRANT_TURNAROUND_NANOS = 5_000_000;
 
     /**
-     * Link time the grant budget covers on a link as fast as the default or faster, at an MTU of
-     * 9,000 or less (unless that is less than the default budget, or more than the large-MTU one):
-     * 1,562,500 bytes at 25 Gbit/s. Linux Homa's 400,000 bytes are 128 us of such a link, sized
-     * for a kernel's turnaround; a grant through two user-space hosts takes hundreds of
-     * microseconds, and the sender sends its shortest message first, so one message's window
-     * ({@code maxIncoming / (N + 1)}) must cover that alone. With 400,000 bytes a veth pair at
-     * MTU 1,500 waited for grants (1 MB echoes: 0.81-0.90x kernel TCP, 17 GRANTs per echo); with
-     * 1.6 MB, 0.94-0.98x and 4 GRANTs (docs/benchmarks.md, "The grant budget at a real MTU").
+     * Link time the grant budget covers at an MTU of 9,000 or less (at least the default budget,
+     * at most the large-MTU one): 1,562,500 bytes at 25 Gbit/s. Linux Homa's 400,000 bytes are
+     * 128 us of such a link, sized for a kernel's turnaround; a grant through two user-space
+     * hosts takes hundreds of microseconds, and the sender sends its shortest message first, so
+     * one message's window ({@code maxIncoming / (N + 1)}) must cover that alone. With 400,000
+     * bytes a veth pair at MTU 1,500 waited for grants (1 MB echoes: 0.84-0.90x blocking kernel
+     * TCP); with 1,562,500, 0.94-0.97x (docs/benchmarks.md, "The grant budget at a real MTU").
      */
-    private static final long FAST_LINK_GRANT_TURNAROUND_NANOS = 500_000;
+    private static final long GRANT_TURNAROUND_NANOS = 500_000;
 
     /** NIC queue the pacer allows on a link slower than the default: covers a late timer wake-up. */
     private static final long SLOW_LINK_NIC_QUEUE_NANOS = 500_000;
@@ -65,16 +64,20 @@ public final class DerivedProtocol {
      * Builds the engine's configuration for a socket bound to {@code bind}.
      *
      * @param largeMtuBudget the grant budget above an MTU of 9,000 unless one was chosen, and the
-     *                       most a fast link's budget grows to at a smaller MTU
+     *                       most a turnaround's budget grows to at a smaller MTU
      * @throws IllegalArgumentException naming a bad protocol setting
      */
     public EngineConfig build(EngineConfig.Builder protocol, InetSocketAddress bind, int largeMtuBudget) {
         if (!mtuChosen) {
-            int mtu = interfaceMtu(bind);
-            protocol.mtu(mtu);
-            if (!budgetChosen && mtu > 9_000) {
-                protocol.maxIncoming(largeMtuBudget);
-            }
+            protocol.mtu(interfaceMtu(bind));
+        }
+        if (!budgetChosen) {
+            // Above 9,000 bytes several 64 KB segments must fit a window; at or below, the budget
+            // covers a grant's turnaround (a slower link's own rule follows in scaledToLink).
+            EngineConfig asSet = protocol.build();
+            long budget = asSet.mtu > 9_000 ? largeMtuBudget
+                    : Math.max(EngineConfig.defaults().maxIncoming, Math.min(turnaroundBytes(asSet.linkMbps), largeMtuBudget));
+            protocol.maxIncoming((int) budget);
         }
         EngineConfig engine = protocol.build();
         if (bind.getAddress() instanceof Inet6Address && engine.ipUdpOverhead == WireFormat.IPV4_UDP_OVERHEAD) {
@@ -82,12 +85,14 @@ public final class DerivedProtocol {
         }
         if (linkChosen && engine.linkMbps < EngineConfig.defaults().linkMbps) {
             engine = scaledToLink(engine); // after the IPv6 header: segments are sized by it
-        } else if (!budgetChosen && engine.mtu <= 9_000) {
-            long turnaround = engine.linkMbps * FAST_LINK_GRANT_TURNAROUND_NANOS / 8_000; // Mbit/s x ns / 8,000 = bytes
-            long budget = Math.max(engine.maxIncoming, Math.min(turnaround, largeMtuBudget));
-            engine = engine.toBuilder().maxIncoming((int) budget).build();
         }
         return engine;
+    }
+
+    /** Bytes a link of {@code linkMbps} carries in {@link #GRANT_TURNAROUND_NANOS}. */
+    private static long turnaroundBytes(long linkMbps) {
+        return linkMbps > Long.MAX_VALUE / GRANT_TURNAROUND_NANOS ? Long.MAX_VALUE
+                : linkMbps * GRANT_TURNAROUND_NANOS / 8_000; // Mbit/s x ns / 8,000 = bytes
     }
 
     /**
@@ -121,7 +126,10 @@ public final class DerivedProtocol {
             long holdsTurnaround = engine.linkMbps * SLOW_LINK_GRANT_TURNAROUND_NANOS / 8_000; // Mbit/s x ns / 8,000 = bytes
             // (5 ms is always more than the default budget scaled in proportion to the link.)
             long budget = Math.max(Math.max(10L * segment, engine.mtu), holdsTurnaround);
-            b.maxIncoming((int) Math.min(budget, Math.max(d.maxIncoming, 10L * segment)));
+            // At most the default budget, or a grant's turnaround on this link if that is more
+            // (625,000 bytes at 10 Gbit/s): no step down where the link falls below the default's.
+            long cap = Math.max(Math.max(d.maxIncoming, 10L * segment), turnaroundBytes(engine.linkMbps));
+            b.maxIncoming((int) Math.min(budget, cap));
         }
         // The pacer lets the NIC queue hold what the link sends in SLOW_LINK_NIC_QUEUE_NANOS:
         // it is woken by a timer, and a wake-up that comes late with the queue empty leaves the

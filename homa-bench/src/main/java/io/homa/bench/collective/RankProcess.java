@@ -134,7 +134,7 @@ final class RankProcess {
                 b.linkMbps(linkMbps); // the testbed's link rate, as docs/tuning.md says to set it
             }
             if (maxIncoming > 0) {
-                b.maxIncoming(maxIncoming); // the grant budget (default: ten round trips at the link rate)
+                b.maxIncoming(maxIncoming); // the grant budget (default: derived from the MTU and the link, HomaConfig.Builder.maxIncoming)
             }
             HomaSocket socket = HomaSocket.open(b.build());
             try {

@@ -79,6 +79,7 @@ public final class Transport {
     private static final AtomicBoolean BAD_PROPERTY_LOGGED = new AtomicBoolean();
     private static final AtomicBoolean CALLER_READS_LOGGED = new AtomicBoolean();
     private static final AtomicBoolean SMALL_RECEIVE_BUFFER_LOGGED = new AtomicBoolean();
+    private static final boolean LINUX = System.getProperty("os.name", "").startsWith("Linux");
 
     /** Netty's transports, by the name the socket reports. */
     public enum Kind {
@@ -355,13 +356,23 @@ public final class Transport {
      * loop is late, and the datagrams beyond it are lost and sent again after a RESEND.
      */
     private void warnIfReceiveBufferCapped(Channel ch) {
-        Integer got = ch.config().getOption(ChannelOption.SO_RCVBUF);
+        if (SMALL_RECEIVE_BUFFER_LOGGED.get()) {
+            return;
+        }
+        Integer reported;
+        try {
+            reported = ch.config().getOption(ChannelOption.SO_RCVBUF);
+        } catch (RuntimeException e) {
+            return; // closed meanwhile: nothing to say about it
+        }
+        // Linux keeps twice the size set (the other half for its bookkeeping) and reports that.
+        long kept = reported == null ? Long.MAX_VALUE : LINUX ? reported / 2 : reported;
         int asked = config.receiveBufferBytes();
-        if (got != null && got < asked && SMALL_RECEIVE_BUFFER_LOGGED.compareAndSet(false, true)) {
+        if (kept < asked && SMALL_RECEIVE_BUFFER_LOGGED.compareAndSet(false, true)) {
             log.warn("Homa: the kernel gave {} a receive buffer of {} bytes, not the {} configured (receiveBufferBytes);"
                     + " on Linux, net.core.rmem_max caps it: raise it (sysctl -w net.core.rmem_max={}) or datagrams"
                     + " that arrive while the event loop is late are dropped and resent (docs/tuning.md)",
-                    ch.localAddress(), got, asked, asked);
+                    ch.localAddress(), kept, asked, asked);
         }
     }
 
