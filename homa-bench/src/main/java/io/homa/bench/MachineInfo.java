@@ -44,8 +44,26 @@ public final class MachineInfo {
         m.put("load_average_per_cpu_at_start", load < 0 ? Double.NaN : load / cpus);
         m.put("busy_at_start", load / cpus > BUSY_LOAD_PER_CPU);
         m.put("allocation_counter", CostMeter.allocationCounter());
+        // Experiments set Homa's knobs through system properties (homa.bench.maxIncoming, ...),
+        // often by JAVA_TOOL_OPTIONS: the results file must say which were in force.
+        m.put("settings", settings());
+        String toolOptions = System.getenv("JAVA_TOOL_OPTIONS");
+        if (toolOptions != null && !toolOptions.isBlank()) {
+            m.put("java_tool_options", toolOptions);
+        }
         m.put("timestamp", Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());
         return m;
+    }
+
+    /** The system properties that steer homa-java and this benchmark ({@code homa.*}), sorted. */
+    static Map<String, Object> settings() {
+        Map<String, Object> s = new java.util.TreeMap<>();
+        for (String name : System.getProperties().stringPropertyNames()) {
+            if (name.startsWith("homa.")) {
+                s.put(name, System.getProperty(name));
+            }
+        }
+        return s;
     }
 
     private static String cpuModel() {
