@@ -177,6 +177,10 @@ public final class HomaTransport implements Transport {
         if (nicQueueMicros != null) {
             b.maxNicQueue(java.time.Duration.ofNanos(nicQueueMicros * 1000L));
         }
+        Integer lateCreditMicros = Integer.getInteger("homa.bench.pacerLateCreditMicros");
+        if (lateCreditMicros != null) {
+            b.pacerLateCredit(java.time.Duration.ofNanos(lateCreditMicros * 1000L));
+        }
         Integer grantBatch = Integer.getInteger("homa.bench.grantBatchSegments");
         if (grantBatch != null) {
             b.grantBatchSegments(grantBatch);
