@@ -47,6 +47,11 @@ public final class MachineInfo {
         // Experiments set Homa's knobs through system properties (homa.bench.maxIncoming, ...),
         // often by JAVA_TOOL_OPTIONS: the results file must say which were in force.
         m.put("settings", settings());
+        // Homa's sockets ask for 4 MiB of receive buffer; the kernel caps it at this (Linux only).
+        Long rmemMax = rmemMax();
+        if (rmemMax != null) {
+            m.put("rmem_max", rmemMax);
+        }
         String toolOptions = System.getenv("JAVA_TOOL_OPTIONS");
         if (toolOptions != null && !toolOptions.isBlank()) {
             m.put("java_tool_options", toolOptions);
@@ -64,6 +69,15 @@ public final class MachineInfo {
             }
         }
         return s;
+    }
+
+    /** {@code net.core.rmem_max}, or null where it cannot be read (not Linux). */
+    static Long rmemMax() {
+        try {
+            return Long.parseLong(Files.readString(Path.of("/proc/sys/net/core/rmem_max"), StandardCharsets.US_ASCII).trim());
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
     }
 
     private static String cpuModel() {
