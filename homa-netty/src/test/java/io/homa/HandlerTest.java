@@ -37,7 +37,13 @@ class HandlerTest {
                 throw new IllegalStateException("handler bug (on purpose)");
             });
             Throwable t = failure(client.call(Loopback.addressOf(server), new byte[100], Duration.ofSeconds(20)));
-            assertInstanceOf(HomaUnknownRpcException.class, t);
+            // Unknown to the server after its retries; or, when the client cannot rule out that the
+            // server started after the request went out (its bound on the server's start is the
+            // answer's arrival less the uptime it gave, so a late event loop on either side moves it
+            // later, and this server started moments before the call), outcome unknown: the
+            // conservative verdict, never a second run (issue 25; seen once on JDK 25).
+            assertTrue(t instanceof HomaUnknownRpcException || t instanceof HomaOutcomeUnknownException,
+                    "unknown RPC or outcome unknown, was " + t);
             assertEquals(1, invocations.get(), "the client's retries must not run the handler again");
             Loopback.awaitIdle(client, server);
             // The client sends the request again until it gives up; each retry is dropped unseen.
