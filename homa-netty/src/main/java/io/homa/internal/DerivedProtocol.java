@@ -76,7 +76,7 @@ public final class DerivedProtocol {
             // covers a grant's turnaround (a slower link's own rule follows in scaledToLink).
             EngineConfig asSet = protocol.build();
             long budget = asSet.mtu > 9_000 ? largeMtuBudget
-                    : Math.max(EngineConfig.defaults().maxIncoming, Math.min(turnaroundBytes(asSet.linkMbps), largeMtuBudget));
+                    : Math.max(EngineConfig.defaults().maxIncoming, Math.min(linkBytes(asSet.linkMbps, GRANT_TURNAROUND_NANOS), largeMtuBudget));
             protocol.maxIncoming((int) budget);
         }
         EngineConfig engine = protocol.build();
@@ -89,10 +89,10 @@ public final class DerivedProtocol {
         return engine;
     }
 
-    /** Bytes a link of {@code linkMbps} carries in {@link #GRANT_TURNAROUND_NANOS}. */
-    private static long turnaroundBytes(long linkMbps) {
-        return linkMbps > Long.MAX_VALUE / GRANT_TURNAROUND_NANOS ? Long.MAX_VALUE
-                : linkMbps * GRANT_TURNAROUND_NANOS / 8_000; // Mbit/s x ns / 8,000 = bytes
+    /** Bytes a link of {@code linkMbps} carries in {@code nanos} (saturating). */
+    private static long linkBytes(long linkMbps, long nanos) {
+        return linkMbps > Long.MAX_VALUE / nanos ? Long.MAX_VALUE
+                : linkMbps * nanos / 8_000; // Mbit/s x ns / 8,000 = bytes
     }
 
     /**
@@ -123,12 +123,12 @@ public final class DerivedProtocol {
             b.unscheduledBytes((int) Math.max(segment, Math.round(d.unscheduledBytes * f)));
         }
         if (!budgetChosen) {
-            long holdsTurnaround = engine.linkMbps * SLOW_LINK_GRANT_TURNAROUND_NANOS / 8_000; // Mbit/s x ns / 8,000 = bytes
+            long holdsTurnaround = linkBytes(engine.linkMbps, SLOW_LINK_GRANT_TURNAROUND_NANOS);
             // (5 ms is always more than the default budget scaled in proportion to the link.)
             long budget = Math.max(Math.max(10L * segment, engine.mtu), holdsTurnaround);
             // At most the default budget, or a grant's turnaround on this link if that is more
             // (625,000 bytes at 10 Gbit/s): no step down where the link falls below the default's.
-            long cap = Math.max(Math.max(d.maxIncoming, 10L * segment), turnaroundBytes(engine.linkMbps));
+            long cap = Math.max(Math.max(d.maxIncoming, 10L * segment), linkBytes(engine.linkMbps, GRANT_TURNAROUND_NANOS));
             b.maxIncoming((int) Math.min(budget, cap));
         }
         // The pacer lets the NIC queue hold what the link sends in SLOW_LINK_NIC_QUEUE_NANOS:
