@@ -51,7 +51,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <pre>
  * java -cp homa-bench.jar io.homa.bench.Main overload [--handler-ms 1,10,100] [--threads 1,2,16]
- *     [--jit cold,warm] [--calls 20000] [--clients 8] [--deadline 5s] [--runs 3] [--heap 256m] [--out DIR]
+ *     [--jit cold,warm] [--calls 20000] [--clients 8] [--max-calls-per-server 200] [--deadline 5s] [--runs 3]
+ *     [--heap 256m] [--out DIR]
  * </pre>
  */
 public final class OverloadCommand {
@@ -97,6 +98,7 @@ public final class OverloadCommand {
         List<Boolean> warmth = List.of(false, true);
         int calls = 20_000;
         int clients = 8;
+        int window = HomaConfig.DEFAULT_MAX_CALLS_PER_SERVER;
         Duration deadline = Duration.ofSeconds(5);
         int runs = 3;
         String heap = "256m";
@@ -109,13 +111,15 @@ public final class OverloadCommand {
                 case "--jit" -> { warmth = Arrays.stream(v.split(",")).map(OverloadCommand::warmth).toList(); i++; }
                 case "--calls" -> { calls = Integer.parseInt(v); i++; }
                 case "--clients" -> { clients = Integer.parseInt(v); i++; }
+                case "--max-calls-per-server" -> { window = Integer.parseInt(v); i++; }
                 case "--deadline" -> { deadline = Duration.parse("PT" + v.toUpperCase(Locale.ROOT)); i++; }
                 case "--runs" -> { runs = Integer.parseInt(v); i++; }
                 case "--heap" -> { heap = v; i++; }
                 case "--out" -> { dir = Path.of(v); i++; }
                 case "--help" -> {
                     out.println("overload [--handler-ms 1,10,100] [--threads 1,2,16] [--jit cold,warm] [--calls 20000]"
-                            + " [--clients 8] [--deadline 5s] [--runs 3] [--heap 256m] [--out DIR]");
+                            + " [--clients 8] [--max-calls-per-server " + HomaConfig.DEFAULT_MAX_CALLS_PER_SERVER + "]"
+                            + " [--deadline 5s] [--runs 3] [--heap 256m] [--out DIR]");
                     return 0;
                 }
                 default -> throw new IllegalArgumentException("unknown option " + args[i] + " (--help)");
@@ -129,7 +133,7 @@ public final class OverloadCommand {
             for (int t : threads) {
                 for (boolean warm : warmth) {
                     for (int run = 1; run <= runs; run++) {
-                        Run r = runOnce(h, t, warm, calls, clients, deadline, heap);
+                        Run r = runOnce(h, t, warm, calls, clients, window, deadline, heap);
                         all.add(r);
                         out.printf(Locale.ROOT, "%-8s %-7d %-4s %-4d %9d %9d %10d %9d %6.0fms %9d %7d %9s %8.1fMiB %7d%s%n",
                                 h + "ms", t, warm ? "warm" : "cold", run, r.succeeded, r.capacity, r.overloaded,
@@ -147,6 +151,7 @@ public final class OverloadCommand {
                 doc.put("command", "overload");
                 doc.put("calls", calls);
                 doc.put("clients", clients);
+                doc.put("max_calls_per_server", window);
                 doc.put("deadline_ms", deadline.toMillis());
                 doc.put("server_heap", heap);
                 doc.put("runs", all.stream().map(Run::toJson).toList());
@@ -168,12 +173,16 @@ public final class OverloadCommand {
 
     /** One cold flood against a fresh server JVM. */
     public static Run runOnce(double handlerMs, int threads, int calls, int clientCount, Duration deadline, String heap) {
-        return runOnce(handlerMs, threads, false, calls, clientCount, deadline, heap);
+        return runOnce(handlerMs, threads, false, calls, clientCount, HomaConfig.DEFAULT_MAX_CALLS_PER_SERVER, deadline,
+                heap);
     }
 
-    /** One flood against a fresh server JVM; if {@code warm}, after a flood like it and a quiet JIT. */
-    public static Run runOnce(double handlerMs, int threads, boolean warm, int calls, int clientCount, Duration deadline,
-                              String heap) {
+    /**
+     * One flood against a fresh server JVM; if {@code warm}, after a flood like it and a quiet JIT.
+     * The client sockets have the default configuration but {@code maxCallsPerServer}.
+     */
+    public static Run runOnce(double handlerMs, int threads, boolean warm, int calls, int clientCount,
+                              int maxCallsPerServer, Duration deadline, String heap) {
         List<String> cmd = new ArrayList<>();
         cmd.add(ProcessHandle.current().info().command().orElse("java"));
         cmd.add("-Xmx" + heap);
@@ -222,7 +231,8 @@ public final class OverloadCommand {
             }
             InetSocketAddress server = new InetSocketAddress("127.0.0.1", Integer.parseInt(first.substring(5).trim()));
             for (int i = 0; i < clientCount; i++) {
-                clients.add(HomaSocket.open(HomaConfig.builder().bindAddress(new InetSocketAddress("127.0.0.1", 0)).build()));
+                clients.add(HomaSocket.open(HomaConfig.builder().bindAddress(new InetSocketAddress("127.0.0.1", 0))
+                        .maxCallsPerServer(maxCallsPerServer).build()));
             }
             warmUp(clients.get(0), server);
             boolean jitQuiet = false;
