@@ -52,8 +52,17 @@ public final class HomaConfig {
      * least: 100 ms (raised to four times the handlers' mean time). See {@link Builder#queueInterval}.
      */
     public static final Duration DEFAULT_QUEUE_INTERVAL = Duration.ofMillis(100);
-    /** Calls per server one engine runs at once by default (more wait in the socket, under their deadlines). */
-    public static final int DEFAULT_MAX_CALLS_PER_SERVER = 1000;
+    /**
+     * Calls per server one engine runs at once by default: 200 (more wait in the socket, under
+     * their deadlines). Calls in flight to a server that cannot keep up wait in its socket's
+     * receive queue, which a busy JVM reads at some thousands of datagrams a second: with 1,000
+     * per client socket, 8 client sockets flooding a slow server kept over a second of requests
+     * there, past the 1 s silence timeout ({@link #DEFAULT_TIMEOUT_TICKS}), and the server judged
+     * what to serve from requests that had waited unseen (docs/security.md, "A slow application").
+     * Far fewer (50 for 8 sockets) let too few calls reach the server for it to refuse the ones it
+     * cannot serve in time: they time out at the client instead.
+     */
+    public static final int DEFAULT_MAX_CALLS_PER_SERVER = 200;
     /**
      * Silent ticks before an RPC fails, by default: 1000 (1 s at the 1 ms tick), where Linux Homa
      * and the engine's own defaults use 100. A JVM on a busy machine stalls for tens of
@@ -688,8 +697,10 @@ public final class HomaConfig {
          * Most calls to one server that one engine runs at once; later ones wait, in order, under
          * their deadlines (0: no limit). A burst of thousands of calls to one server otherwise
          * leaves thousands of RPCs waiting at once, and the protocol's per-RPC timers (RESEND and
-         * BUSY every 5 ticks, NEED_ACK every tick) then flood both hosts. Raise it for servers that
-         * answer fast; lower it for slow ones. Default {@link #DEFAULT_MAX_CALLS_PER_SERVER}.
+         * BUSY every 5 ticks, NEED_ACK every tick) then flood both hosts, and a slow server's
+         * receive queue holds more than it can read in a second. Raise it for a client that needs
+         * more concurrent calls to one fast server; lower it for slow ones. Default
+         * {@link #DEFAULT_MAX_CALLS_PER_SERVER}.
          */
         public Builder maxCallsPerServer(int v) { this.maxCallsPerServer = v; return this; }
 
