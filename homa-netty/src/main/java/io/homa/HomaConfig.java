@@ -56,9 +56,10 @@ public final class HomaConfig {
      * Calls per server one engine runs at once by default: 200 (more wait in the socket, under
      * their deadlines). Calls in flight to a server that cannot keep up wait in its socket's
      * receive queue, which a busy JVM reads at some thousands of datagrams a second: with 1,000
-     * per client socket, 8 client sockets flooding a slow server kept over a second of requests
-     * there, past the 1 s silence timeout ({@link #DEFAULT_TIMEOUT_TICKS}), and the server judged
-     * what to serve from requests that had waited unseen (docs/security.md, "A slow application").
+     * per client socket, 8 client sockets flooding a slow server kept 4.5-7.1 MB of requests
+     * there for 2-3 s; requests waited unseen (the server served less), and whole client windows
+     * heard nothing for the 1 s silence timeout ({@link #DEFAULT_TIMEOUT_TICKS}) and failed
+     * (docs/security.md, "A slow application").
      * Far fewer (50 for 8 sockets) let too few calls reach the server for it to refuse the ones it
      * cannot serve in time: they time out at the client instead.
      */

@@ -229,8 +229,8 @@ final class ClientCalls implements ClientCall.Runner {
                     ? ": no Homa answer came back, though the server received the request over Homa (it said so"
                     + " over TCP, and did not run it again there: it may have run once)"
                     : ": the server was silent for too long (it is gone, unreachable or overloaded)"));
-            case OVERLOADED -> failure(Failure.OVERLOADED, c + " refused by the server: more than its"
-                    + " maxQueuedRequests requests wait for its handler; it did not run this one (retry later)");
+            case OVERLOADED -> failure(Failure.OVERLOADED, c + " refused by the server: its handlers could not"
+                    + " start this request in time (too many wait for them); it did not run it (retry later)");
             case PEER_UNKNOWN_RPC -> failure(Failure.UNKNOWN_RPC, c + ": the server does not know this RPC, even"
                     + " after sending it again (it restarted, or its handler failed or never replied)");
             case OUTCOME_UNKNOWN -> failure(Failure.OUTCOME_UNKNOWN, c + ": the server no longer knows this call, and"
