@@ -19,6 +19,9 @@ import java.util.Arrays;
  *       the queue keeps what the handlers can serve with time to spare: a burst they can work
  *       off in time is served whole, a flood is refused early at its oldest end, and what is kept
  *       is served after it, before its callers' deadlines.</li>
+ *   <li>A request that cannot be served before its deadline at all (the work in front of it, at
+ *       the handlers' pace, outlasts it) is refused at once, overload or not, rather than left to
+ *       expire unanswered: the newest in first in, first out order, the oldest under overload.</li>
  *   <li>A request whose deadline (its caller's, or the server's request timeout) has passed is
  *       never started.</li>
  * </ul>
@@ -164,14 +167,27 @@ public final class RequestQueue {
 
     /**
      * Under overload, the oldest request if it is to be refused or dropped now (it waited past the
-     * target and cannot be reached before its deadline, or its deadline passed), else null: called
-     * after each {@link #offer} and before each {@link #take}, until null, so that a flood's old
-     * requests are refused while their callers still listen, not when a thread would have reached
-     * them. Normally (no overload) null at once.
+     * target and cannot be reached before its deadline with time to spare, or not at all, or its
+     * deadline passed); otherwise (first in, first out) the newest if the work in front of it
+     * outlasts its deadline; else null. Called after each {@link #offer} and before each
+     * {@link #take}, until null, so that requests that cannot be served are refused while their
+     * callers still listen, not when a thread would have reached them.
      */
     public synchronized InboundRequest pollStale(long now) {
         if (!overloaded(now)) {
-            return null;
+            // First in, first out: the newest waits behind all the others. If their work alone
+            // outlasts its deadline it cannot be served: refused now, while its caller listens,
+            // not dropped unanswered at its deadline.
+            InboundRequest r = waiting.peekLast();
+            if (r == null || !r.isOpen() || !hopeless(waiting.size() - 1, r.deadline - now, now)) {
+                return null;
+            }
+            waiting.pollLast();
+            if (waiting.isEmpty()) {
+                emptied(now);
+            }
+            r.queueVerdict(SHED);
+            return r;
         }
         InboundRequest r = waiting.peekFirst();
         if (r == null) {
@@ -201,7 +217,20 @@ public final class RequestQueue {
         if (overloaded && now - r.queuedAt > target() && tooFarBack(ahead, left, now)) {
             return SHED;
         }
+        if (hopeless(ahead, left, now)) {
+            return SHED; // it would only expire: no need to wait for the target first
+        }
         return RUN;
+    }
+
+    /**
+     * Whether a request behind {@code ahead} others cannot be served before its deadline at all:
+     * working them off, at the handlers' {@link #pace}, takes all its {@code left} ns or more. Such
+     * a request is refused at once, overload or not, rather than left to expire unanswered (its
+     * caller would hear nothing until its own deadline). False while the pace is unknown.
+     */
+    private boolean hopeless(int ahead, long left, long now) {
+        return ahead > 0 && slowServiceNanos > 0 && (double) ahead * pace(now) >= left;
     }
 
     /**

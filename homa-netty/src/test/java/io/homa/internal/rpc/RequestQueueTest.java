@@ -306,6 +306,63 @@ class RequestQueueTest {
     }
 
     @Test
+    void fifo_aNewRequestThatTheWorkInFrontOfItWouldOutlast_isRefusedAtOnce_notLeftToExpire() {
+        RequestQueue q = new RequestQueue(100, TARGET, INTERVAL, 2);
+        handlersTake(q, 10 * MS); // two handlers: 5 ms a request
+        long now = 0;
+        for (int i = 0; i < 10; i++) { // 50 ms of work
+            assertTrue(q.offer(request(i, now + 10_000 * MS), now));
+            assertNull(q.pollStale(now));
+        }
+        // 49 ms left, behind 50 ms of work: it would only expire. Refused at once (not overload).
+        assertTrue(q.offer(request(10, now + 49 * MS), now));
+        InboundRequest s = q.pollStale(now);
+        assertNotNull(s);
+        assertEquals(10, ((Request) s).n);
+        assertEquals(RequestQueue.SHED, s.queueVerdict());
+        assertNull(q.pollStale(now));
+        // 51 ms left: it may make it (no share held back outside overload). It waits.
+        assertTrue(q.offer(request(11, now + 51 * MS), now));
+        assertNull(q.pollStale(now));
+        assertEquals(11, q.size());
+        assertEquals(0, takeN(q, now), "first in, first out");
+    }
+
+    @Test
+    void nothingIsHopelessWhileTheHandlersPaceIsUnknown() {
+        RequestQueue q = new RequestQueue(100, TARGET, INTERVAL, 1);
+        for (int i = 0; i < 10; i++) {
+            assertTrue(q.offer(request(i, MS), 0));
+            assertNull(q.pollStale(0));
+        }
+        assertEquals(10, q.size());
+    }
+
+    @Test
+    void overload_theOldestThatWouldOnlyExpire_isRefusedWithoutWaitingForTheTarget() {
+        RequestQueue q = new RequestQueue(10_000, TARGET, INTERVAL, 1);
+        handlersTake(q, 2 * MS); // target 5 ms (the floor), interval 100 ms
+        Request a = request(0, 10_000 * MS);
+        assertTrue(q.offer(a, 0));
+        assertTrue(q.offer(request(1, 125 * MS), 113 * MS));
+        for (int i = 2; i <= 11; i++) {
+            assertTrue(q.offer(request(i, 10_000 * MS), 114 * MS));
+        }
+        a.markDropped(); // its client cancelled: request 1 is now the oldest
+        InboundRequest gone = q.pollStale(115 * MS);
+        assertEquals(0, ((Request) gone).n);
+        assertEquals(RequestQueue.GONE, gone.queueVerdict());
+        // Overloaded (not empty for 115 ms). Request 1 waited 2 ms, under the 5 ms target, but the
+        // 10 newer ones go first (20 ms of work) and it has 10 ms left: it would only expire.
+        InboundRequest s = q.pollStale(115 * MS);
+        assertNotNull(s);
+        assertEquals(1, ((Request) s).n);
+        assertEquals(RequestQueue.SHED, s.queueVerdict());
+        assertNull(q.pollStale(115 * MS), "request 2 has seconds left");
+        assertEquals(11, takeN(q, 115 * MS), "newest first");
+    }
+
+    @Test
     void aRequestWhoseDeadlinePassed_isNeverRun() {
         RequestQueue q = new RequestQueue(100, TARGET, INTERVAL, 1);
         q.offer(request(0, 10 * MS), 0);
