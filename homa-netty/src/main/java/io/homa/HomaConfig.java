@@ -61,7 +61,7 @@ public final class HomaConfig {
      * heard nothing for the 1 s silence timeout ({@link #DEFAULT_TIMEOUT_TICKS}) and failed
      * (docs/security.md, "A slow application").
      * Far fewer (50 for 8 sockets) let too few calls reach the server for it to refuse the ones it
-     * cannot serve in time: they time out at the client instead.
+     * cannot serve in time: thousands timed out instead, at the client or sent too late.
      */
     public static final int DEFAULT_MAX_CALLS_PER_SERVER = 200;
     /**
@@ -724,6 +724,8 @@ public final class HomaConfig {
          * OVERLOADED (its caller fails with {@link HomaOverloadedException} at once and may retry;
          * the handler never runs for it). The value is a floor: the socket raises it to the mean
          * time its handlers take, so that the queue of a slow handler is not mistaken for overload.
+         * A request that the work in front of it would outlast (at the handlers' pace) is refused at
+         * once, overload or not and whatever this target: it could only expire.
          * Whatever the setting, no handler starts for a request whose caller's deadline (sent with
          * the request) or {@link #requestTimeout} has passed. Default {@link #DEFAULT_QUEUE_TARGET}.
          */

@@ -100,7 +100,7 @@ public final class HomaMetrics {
         /**
          * Requests taken out of the handler queue without running their handler: their deadline
          * had passed, or they were dropped or cancelled, or the socket closed, while they waited.
-         * (Those refused under overload count as {@link #REQUESTS_SHED} instead.)
+         * (Those the queue refuses count as {@link #REQUESTS_SHED} instead.)
          */
         REQUESTS_SKIPPED,
         /**
@@ -154,9 +154,11 @@ public final class HomaMetrics {
          */
         REQUESTS_EXPIRED,
         /**
-         * Requests refused unrun under overload because they waited longer than the queue's
-         * target ({@link HomaConfig#queueTarget()}); their callers get
-         * {@link HomaOverloadedException} at once.
+         * Requests refused unrun by the handler queue's delay management: under overload because
+         * they waited longer than the queue's target ({@link HomaConfig#queueTarget()}) and the
+         * work in front of them would take most of their time left, or (overload or not) because
+         * that work would outlast their deadline. Their callers get {@link HomaOverloadedException}
+         * at once.
          */
         REQUESTS_SHED,
         /** Requests whose client gave the call up (a CANCEL packet) before they were answered. */

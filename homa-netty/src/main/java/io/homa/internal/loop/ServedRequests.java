@@ -180,7 +180,7 @@ final class ServedRequests implements InboundRequest.Path {
         }
     }
 
-    /** Refuses a queued request unrun, shed under overload: the client is told OVERLOADED (on the loop). */
+    /** Refuses a queued request unrun, shed by the queue: the client is told OVERLOADED (on the loop). */
     private void shedOnLoop(InboundRequest r) {
         l.deadlines.remove(r);
         if (l.isClosed()) {

@@ -80,8 +80,10 @@ public final class Dispatcher {
     /**
      * Hands an admitted request to its handler (on the request's event loop): at once with inline
      * execution, else through the queue; false if {@code maxQueuedRequests} wait already (the caller
-     * refuses it as OVERLOADED). Under overload, queued requests that waited past the queue's
-     * target or their deadline are refused or dropped here, through their paths.
+     * refuses it as OVERLOADED). Queued requests the queue will not serve (under overload, those
+     * that waited past its target or their deadline; overload or not, one that the work in front
+     * of it would outlast, {@code r} itself included) are refused or dropped here, through their
+     * paths.
      * {@code r.deadline} is set: no handler starts for it once that time has passed.
      */
     public boolean submit(RequestHandler handler, InboundRequest r, long now) {

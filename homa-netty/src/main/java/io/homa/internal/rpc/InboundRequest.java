@@ -49,8 +49,9 @@ public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload
         void expireRequest(InboundRequest r);
 
         /**
-         * Refuses a request unrun that waited {@code waitedNanos} for a handler, longer than the
-         * queue's target under overload (any thread): its caller hears OVERLOADED at once.
+         * Refuses a request unrun that waited {@code waitedNanos} for a handler and that the queue
+         * will not serve (longer than its target under overload, or behind work that would outlast
+         * its deadline; any thread): its caller hears OVERLOADED at once.
          */
         void shedRequest(InboundRequest r, long waitedNanos);
 
@@ -344,7 +345,7 @@ public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload
         path.skippedRequest(this);
     }
 
-    /** Refused under overload after waiting {@code waitedNanos} (see {@link Path#shedRequest}). */
+    /** Refused by the queue after waiting {@code waitedNanos} (see {@link Path#shedRequest}). */
     void shed(long waitedNanos) {
         path.shedRequest(this, waitedNanos);
     }

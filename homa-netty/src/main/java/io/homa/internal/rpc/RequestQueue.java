@@ -45,7 +45,10 @@ public final class RequestQueue {
     public static final int RUN = 0;
     /** Its deadline passed while it waited: drop it unrun (its caller gave up). */
     public static final int EXPIRED = 1;
-    /** It waited longer than the target while the server was overloaded: refuse it with OVERLOADED. */
+    /**
+     * Refuse it with OVERLOADED: under overload it waited longer than the target and is too far
+     * back, or (overload or not) the work in front of it would outlast its deadline.
+     */
     public static final int SHED = 2;
     /** It was answered, dropped or cancelled while it waited: nothing to do. */
     public static final int GONE = 3;
@@ -178,8 +181,10 @@ public final class RequestQueue {
             // First in, first out: the newest waits behind all the others. If their work alone
             // outlasts its deadline it cannot be served: refused now, while its caller listens,
             // not dropped unanswered at its deadline.
+            // (One whose deadline has passed already is left for take: it expires, and is remembered.)
             InboundRequest r = waiting.peekLast();
-            if (r == null || !r.isOpen() || !hopeless(waiting.size() - 1, r.deadline - now, now)) {
+            if (r == null || !r.isOpen() || r.deadline - now <= 0
+                    || !hopeless(waiting.size() - 1, r.deadline - now, now)) {
                 return null;
             }
             waiting.pollLast();

@@ -280,8 +280,8 @@ public final class TcpServer implements io.homa.internal.transport.TcpListener {
                 count(ShellCounter.REQUESTS_SHED);
                 onLoop(Unpooled.EMPTY_BUFFER, () -> {
                     cancelExpiry(r);
-                    answer(TcpFrames.error(channel.alloc(), TcpFrames.OVERLOADED, r.rpcId, "overloaded: it waited "
-                            + waitedNanos / 1_000_000 + " ms for a handler, longer than the queue's target"));
+                    answer(TcpFrames.error(channel.alloc(), TcpFrames.OVERLOADED, r.rpcId, "overloaded: after "
+                            + waitedNanos / 1_000_000 + " ms waiting, the handlers could not start it in time"));
                 });
             }
         }

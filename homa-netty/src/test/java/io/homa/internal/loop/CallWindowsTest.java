@@ -39,11 +39,15 @@ class CallWindowsTest {
         assertNull(w.release(SERVER));
         assertNull(w.release(SERVER));
         assertTrue(w.admit(call(SERVER)), "both slots are free again");
+        assertTrue(w.admit(call(SERVER)));
+        assertFalse(w.admit(call(SERVER)), "and taken again");
     }
 
     @Test
     void theDefaultWindowHoldsTwoHundredCallsPerServer_theRestWaitInArrivalOrder() {
-        CallWindows w = new CallWindows(io.homa.HomaConfig.DEFAULT_MAX_CALLS_PER_SERVER);
+        int limit = io.homa.HomaConfig.builder().build().maxCallsPerServer();
+        assertEquals(200, limit, "a socket's default");
+        CallWindows w = new CallWindows(limit);
         for (int i = 0; i < 200; i++) {
             assertTrue(w.admit(call(SERVER)), "call " + i);
         }

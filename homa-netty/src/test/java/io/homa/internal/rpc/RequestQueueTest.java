@@ -329,22 +329,29 @@ class RequestQueueTest {
     }
 
     @Test
-    void nothingIsHopelessWhileTheHandlersPaceIsUnknown() {
+    void fifo_aNewRequestWhoseDeadlineHasPassed_expires_isNotRefused() {
         RequestQueue q = new RequestQueue(100, TARGET, INTERVAL, 1);
-        for (int i = 0; i < 10; i++) {
-            assertTrue(q.offer(request(i, MS), 0));
-            assertNull(q.pollStale(0));
-        }
-        assertEquals(10, q.size());
+        handlersTake(q, 10 * MS);
+        assertTrue(q.offer(request(0, 10_000 * MS), 0));
+        assertTrue(q.offer(request(1, 0), 0)); // its caller's time is up as it arrives
+        assertNull(q.pollStale(0), "not refused: it is dropped as expired (and remembered) when taken");
+        assertEquals(0, takeN(q, 0));
+        InboundRequest r = q.take(0);
+        assertEquals(1, ((Request) r).n);
+        assertEquals(RequestQueue.EXPIRED, r.queueVerdict());
     }
 
-    @Test
-    void overload_theOldestThatWouldOnlyExpire_isRefusedWithoutWaitingForTheTarget() {
-        RequestQueue q = new RequestQueue(10_000, TARGET, INTERVAL, 1);
-        handlersTake(q, 2 * MS); // target 5 ms (the floor), interval 100 ms
+    /**
+     * An overloaded queue (not empty for 115 ms, handlers of 2 ms: target 5 ms) whose oldest
+     * request, queued 2 ms ago with {@code deadline}, has 10 newer ones in front of it (20 ms of
+     * work); returns what the queue refuses or drops at 115 ms, after the cancelled request that
+     * was older still.
+     */
+    private InboundRequest staleAfterTwoMs(RequestQueue q, long deadline) {
+        handlersTake(q, 2 * MS);
         Request a = request(0, 10_000 * MS);
         assertTrue(q.offer(a, 0));
-        assertTrue(q.offer(request(1, 125 * MS), 113 * MS));
+        assertTrue(q.offer(request(1, deadline), 113 * MS));
         for (int i = 2; i <= 11; i++) {
             assertTrue(q.offer(request(i, 10_000 * MS), 114 * MS));
         }
@@ -352,14 +359,28 @@ class RequestQueueTest {
         InboundRequest gone = q.pollStale(115 * MS);
         assertEquals(0, ((Request) gone).n);
         assertEquals(RequestQueue.GONE, gone.queueVerdict());
-        // Overloaded (not empty for 115 ms). Request 1 waited 2 ms, under the 5 ms target, but the
-        // 10 newer ones go first (20 ms of work) and it has 10 ms left: it would only expire.
-        InboundRequest s = q.pollStale(115 * MS);
+        return q.pollStale(115 * MS);
+    }
+
+    @Test
+    void overload_theOldestThatWouldOnlyExpire_isRefusedWithoutWaitingForTheTarget() {
+        RequestQueue q = new RequestQueue(10_000, TARGET, INTERVAL, 1);
+        // 10 ms left at 115 ms, behind 20 ms of work, after 2 ms of the 5 ms target.
+        InboundRequest s = staleAfterTwoMs(q, 125 * MS);
         assertNotNull(s);
         assertEquals(1, ((Request) s).n);
         assertEquals(RequestQueue.SHED, s.queueVerdict());
         assertNull(q.pollStale(115 * MS), "request 2 has seconds left");
         assertEquals(11, takeN(q, 115 * MS), "newest first");
+    }
+
+    @Test
+    void overload_theOldestThatMayStillBeServed_waitsForTheTarget_evenWithLessThanTheShareToSpare() {
+        RequestQueue q = new RequestQueue(10_000, TARGET, INTERVAL, 1);
+        // 22 ms left behind 20 ms of work: more than 0.8 of its time (which after the target would
+        // refuse it), but it can still be served: before the target, it stays.
+        assertNull(staleAfterTwoMs(q, 137 * MS));
+        assertEquals(11, q.size());
     }
 
     @Test
