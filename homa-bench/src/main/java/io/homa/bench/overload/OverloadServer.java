@@ -129,6 +129,12 @@ public final class OverloadServer {
                             + " replied=" + m.shell(HomaMetrics.Shell.REQUESTS_REPLIED)
                             + " queueP50us=" + m.queueDelayMicros(0.5) + " queueP99us=" + m.queueDelayMicros(0.99)
                             + " queued=" + m.queuedRequests()
+                            + " sentRpcUnknown=" + (m.packetsSent("RPC_UNKNOWN") + m.packetsSent("RPC_UNKNOWN_SINCE"))
+                            + " sentBusy=" + m.packetsSent("BUSY")
+                            + " serverRpcsTimedOut=" + m.counter("SERVER_RPCS_TIMED_OUT")
+                            + " serverRpcsAbandoned=" + m.counter("SERVER_RPCS_ABANDONED")
+                            + " datagramsDropped=" + m.shell(HomaMetrics.Shell.DATAGRAMS_DROPPED)
+                            + " drops=" + m.dropsByReason().toString().replace(" ", "")
                             + " compileMs=" + compileMillis());
                     out.flush();
                 }
