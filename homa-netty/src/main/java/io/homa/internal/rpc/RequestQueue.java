@@ -177,32 +177,23 @@ public final class RequestQueue {
      * callers still listen, not when a thread would have reached them.
      */
     public synchronized InboundRequest pollStale(long now) {
-        if (!overloaded(now)) {
-            // First in, first out: the newest waits behind all the others. If their work alone
-            // outlasts its deadline it cannot be served: refused now, while its caller listens,
-            // not dropped unanswered at its deadline.
-            // (One whose deadline has passed already is left for take: it expires, and is remembered.)
-            InboundRequest r = waiting.peekLast();
-            if (r == null || !r.isOpen() || r.deadline - now <= 0
-                    || !hopeless(waiting.size() - 1, r.deadline - now, now)) {
-                return null;
-            }
-            waiting.pollLast();
-            if (waiting.isEmpty()) {
-                emptied(now);
-            }
-            r.queueVerdict(SHED);
-            return r;
-        }
-        InboundRequest r = waiting.peekFirst();
+        // Under overload the oldest is looked at (newer ones go first); otherwise, first in, first
+        // out, the newest (all the others go first), and only to refuse it if it cannot be served
+        // (one already gone or expired is left for take: expired, it is remembered).
+        boolean overloaded = overloaded(now);
+        InboundRequest r = overloaded ? waiting.peekFirst() : waiting.peekLast();
         if (r == null) {
             return null;
         }
-        int v = verdict(r, now, true, waiting.size() - 1);
-        if (v == RUN) {
+        int v = verdict(r, now, overloaded, waiting.size() - 1);
+        if (v == RUN || (!overloaded && v != SHED)) {
             return null;
         }
-        waiting.pollFirst();
+        if (overloaded) {
+            waiting.pollFirst();
+        } else {
+            waiting.pollLast();
+        }
         if (waiting.isEmpty()) {
             emptied(now);
         }
@@ -210,7 +201,7 @@ public final class RequestQueue {
         return r;
     }
 
-    /** What to do with {@code r}, behind {@code ahead} requests that (under overload) go first. */
+    /** What to do with {@code r}, behind {@code ahead} requests that go first (the newer ones under overload). */
     private int verdict(InboundRequest r, long now, boolean overloaded, int ahead) {
         if (!r.isOpen()) {
             return GONE;
@@ -235,7 +226,7 @@ public final class RequestQueue {
      * caller would hear nothing until its own deadline). False while the pace is unknown.
      */
     private boolean hopeless(int ahead, long left, long now) {
-        return ahead > 0 && slowServiceNanos > 0 && (double) ahead * pace(now) >= left;
+        return (double) ahead * pace(now) >= left; // left > 0 (verdict), so no work ahead or no pace is never hopeless
     }
 
     /**
