@@ -148,9 +148,11 @@ public final class HomaMetrics {
          */
         SEND_PAYLOAD_BYTES_IN_PLACE,
         /**
-         * Requests dropped unrun because their deadline passed while they waited for a handler:
-         * the caller's (sent with the request) or else {@link HomaConfig#requestTimeout()}. Their
-         * callers had given up. They count in REQUESTS_SKIPPED too, once a thread takes them out of the queue.
+         * Requests refused unrun because their deadline passed while they waited for a handler:
+         * the caller's (sent with the request, which the server takes to end a little early) or
+         * else {@link HomaConfig#requestTimeout()}. A caller still waiting gets
+         * {@link HomaOverloadedException}; the id is remembered, so a copy sent again does not run.
+         * They count in REQUESTS_SKIPPED too, once a thread takes them out of the queue.
          */
         REQUESTS_EXPIRED,
         /**

@@ -238,12 +238,12 @@ class HandlerTest {
     }
 
     @Test
-    void aRequestWhoseTimeoutPassedWhileItWaitedNeverRuns() throws Exception {
+    void aRequestWhoseTimeoutPassedWhileItWaited_neverRuns_andItsCallerIsRefused() throws Exception {
         CountDownLatch release = new CountDownLatch(1);
         List<Integer> ran = new java.util.concurrent.CopyOnWriteArrayList<>();
         HomaConfig serverConfig = Loopback.config().executorThreads(1).requestTimeout(Duration.ofMillis(300)).build();
         try (HomaSocket server = HomaSocket.open(serverConfig);
-             HomaSocket client = HomaSocket.open(Loopback.config().maxRestarts(3).build())) {
+             HomaSocket client = HomaSocket.open(Loopback.config().build())) {
             server.serve(r -> {
                 byte[] b = r.toByteArray();
                 ran.add((int) b[0]);
@@ -256,18 +256,18 @@ class HandlerTest {
                 }
                 r.reply(b);
             });
-            // Its deadline ends its RPC before the server's timeout drops it, so no retry of it is
-            // dropped again: the second drop counted below is request 1's.
+            // Its deadline ends its RPC before the server's timeout would refuse it.
             client.call(Loopback.addressOf(server), new byte[]{0}, Duration.ofMillis(200));
             Loopback.await(Duration.ofSeconds(10), () -> ran.size() == 1, server::toString);
             CompletableFuture<byte[]> waiting = client.call(Loopback.addressOf(server), new byte[]{1}, Duration.ofSeconds(20));
             // Request 1 expires while it waits for the handler thread (the server's 300 ms timeout
-            // comes before its caller's 20 s), and its retries are dropped too.
+            // comes before its caller's 20 s): its caller, still waiting, is told at once that it
+            // did not run, instead of hearing nothing until its own deadline.
             Loopback.await(Duration.ofSeconds(10),
                     () -> server.metrics().shell(HomaMetrics.Shell.REQUESTS_EXPIRED) == 1,
                     () -> server.metrics().toString());
+            assertInstanceOf(HomaOverloadedException.class, failure(waiting));
             release.countDown();
-            assertInstanceOf(HomaUnknownRpcException.class, failure(waiting));
             Loopback.await(Duration.ofSeconds(10),
                     () -> server.metrics().shell(HomaMetrics.Shell.REQUESTS_SKIPPED) == 1, () -> server.metrics().toString());
             assertEquals(List.of(0), ran, "the handler ran for a request dropped while it waited");

@@ -25,6 +25,22 @@ final class Failures {
     private Failures() {
     }
 
+    /**
+     * Whether a Homa refusal (OVERLOADED) of a call whose OPEN carried {@code sentTimeoutNanos}
+     * came because the call's deadline passed in the server's queue: it has no more time left
+     * than the server's guard (homa-netty takes a caller's deadline to end 2% of its time left
+     * early, 1 to 100 ms, more while its loop runs late; see ServedRequests.deadlineGuard) plus
+     * {@link #DEADLINE_SLACK_NANOS} for the way back.
+     */
+    static boolean refusedAtItsDeadline(Deadline deadline, long sentTimeoutNanos) {
+        if (deadline == null || sentTimeoutNanos == Frame.NO_TIMEOUT) {
+            return false;
+        }
+        long guard = Math.min(TimeUnit.MILLISECONDS.toNanos(100),
+                Math.max(TimeUnit.MILLISECONDS.toNanos(1), sentTimeoutNanos / 50));
+        return deadline.timeRemaining(TimeUnit.NANOSECONDS) <= guard + DEADLINE_SLACK_NANOS;
+    }
+
     static Status toStatus(Throwable t, Deadline deadline) {
         Throwable cause = unwrap(t);
         if (cause instanceof HomaTimeoutException) {

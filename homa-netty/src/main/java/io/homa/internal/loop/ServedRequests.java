@@ -85,9 +85,7 @@ final class ServedRequests implements InboundRequest.Path {
     @Override
     public void expireRequest(InboundRequest r) {
         if (r.markDropped()) {
-            // Remembered like a dropped request: should its caller still wait (the server's own
-            // timeout was shorter) and send it again, the copy is dropped too, not queued anew.
-            l.runOnLoop(() -> dropOnLoop(r, "its deadline passed while it waited", ShellCounter.REQUESTS_EXPIRED, true));
+            l.runOnLoop(() -> expireOnLoop(r));
         }
     }
 
@@ -178,6 +176,30 @@ final class ServedRequests implements InboundRequest.Path {
                 return;
             }
         }
+    }
+
+    /**
+     * Refuses a request whose time ran out while it waited, unrun: the client is told OVERLOADED
+     * (on the loop). Its caller may still be waiting: the server takes a caller's deadline to be a
+     * little earlier than the caller does ({@link #deadlineGuard}), and its own request timeout
+     * may be shorter. Dropped without a word, the request looked lost to that caller, whose
+     * engine asked for it again, heard RPC_UNKNOWN and sent it anew until its own deadline (1,000-
+     * 2,200 such restarts in cold floods of 10 ms handlers), work an overloaded server had no
+     * time for, ending in a timeout instead of a refusal. Remembered as well: should the refusal be
+     * lost, a copy sent again is dropped, not queued anew.
+     */
+    private void expireOnLoop(InboundRequest r) {
+        l.deadlines.remove(r);
+        if (l.isClosed()) {
+            return;
+        }
+        untrack(r);
+        long now = System.nanoTime();
+        log.debug("{} refused: its deadline passed while it waited", r);
+        l.count(ShellCounter.REQUESTS_EXPIRED);
+        dropped.add(now, r.peer(), r.rpcId);
+        l.engine.rejectOverloaded(now, r.peer(), r.rpcId);
+        l.drain();
     }
 
     /** Refuses a queued request unrun, shed by the queue: the client is told OVERLOADED (on the loop). */
