@@ -256,7 +256,8 @@ class HandlerTest {
                 }
                 r.reply(b);
             });
-            // Its deadline ends its RPC before the server's timeout would refuse it.
+            // Its own deadline (200 ms) ends its RPC before the server's timeout (300 ms) drops it
+            // in its handler.
             client.call(Loopback.addressOf(server), new byte[]{0}, Duration.ofMillis(200));
             Loopback.await(Duration.ofSeconds(10), () -> ran.size() == 1, server::toString);
             CompletableFuture<byte[]> waiting = client.call(Loopback.addressOf(server), new byte[]{1}, Duration.ofSeconds(20));

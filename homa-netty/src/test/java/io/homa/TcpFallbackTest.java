@@ -249,6 +249,45 @@ class TcpFallbackTest {
         }
     }
 
+    /**
+     * A request whose server timeout passes while it waits for the one handler thread is refused
+     * unrun over TCP as over Homa: its caller, still waiting, gets HomaOverloadedException at once.
+     */
+    @Test
+    void aRequestWhoseTimeoutPassedWhileItWaited_isRefusedOverTcpAsOverHoma() throws Exception {
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        List<Integer> ran = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (HomaSocket server = HomaSocket.open(fallback().executorThreads(1).requestTimeout(Duration.ofMillis(300)).build());
+             HomaSocket client = HomaSocket.open(fallback().build())) {
+            server.serve(r -> {
+                byte[] b = r.toByteArray();
+                ran.add((int) b[0]);
+                if (b[0] == 0) {
+                    try {
+                        release.await(); // holds the only handler thread past the next one's timeout
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                r.reply(b);
+            });
+            Loopback.shellOf(server).closeUdpForTests();
+            InetSocketAddress to = Loopback.addressOf(server);
+            client.call(to, new byte[]{2}).get(30, TimeUnit.SECONDS); // onto TCP
+            CompletableFuture<byte[]> first = client.call(to, new byte[]{0}, Duration.ofSeconds(20));
+            Loopback.await(Duration.ofSeconds(10), () -> ran.size() == 2, server::toString);
+            Throwable refused = failure(client.call(to, new byte[]{1}, Duration.ofSeconds(20)));
+            assertInstanceOf(HomaOverloadedException.class, refused);
+            assertEquals(1, server.metrics().shell(Shell.REQUESTS_EXPIRED), server.metrics().toString());
+            release.countDown();
+            assertInstanceOf(HomaException.class, failure(first)); // its own 300 ms server timeout passed while it ran
+            Loopback.await(Duration.ofSeconds(10), () -> server.metrics().shell(Shell.REQUESTS_SKIPPED) == 1,
+                    () -> server.metrics().toString());
+            assertEquals(List.of(2, 0), ran, "the handler ran for a request refused while it waited");
+            assertEquals(3, client.metrics().shell(Shell.TCP_CALLS));
+        }
+    }
+
     /** A malformed or oversized frame closes its connection and is counted; the socket serves on. */
     @Test
     void badFramesCloseTheirConnection() throws Exception {

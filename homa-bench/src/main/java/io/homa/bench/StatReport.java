@@ -31,7 +31,7 @@ final class StatReport {
             {"CALLS_OVERLOADED", "calls refused by an overloaded server (its handler queue was full or too slow)"},
             {"REQUESTS_OVERLOADED", "requests refused: the handlers are too far behind (maxQueuedRequests)"},
             {"REQUESTS_SHED", "requests refused under overload: they waited past the queue's target (handlers too slow for the load)"},
-            {"REQUESTS_EXPIRED", "requests dropped unrun: their caller's deadline passed while they waited"},
+            {"REQUESTS_EXPIRED", "requests refused unrun: their deadline passed while they waited"},
             {"REQUESTS_CANCELLED", "requests whose caller gave up (CANCEL) before the reply"},
             {"REQUESTS_DROPPED", "requests dropped: the handler threw, never replied in time, or none was set"},
             {"REQUESTS_SKIPPED", "requests whose handler never ran: their timeout passed in the queue (slow handlers)"},

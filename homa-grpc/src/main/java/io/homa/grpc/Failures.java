@@ -26,11 +26,11 @@ final class Failures {
     }
 
     /**
-     * Whether a Homa refusal (OVERLOADED) of a call whose OPEN carried {@code sentTimeoutNanos}
-     * came because the call's deadline passed in the server's queue: it has no more time left
-     * than the server's guard (homa-netty takes a caller's deadline to end 2% of its time left
-     * early, 1 to 100 ms, more while its loop runs late; see ServedRequests.deadlineGuard) plus
-     * {@link #DEADLINE_SLACK_NANOS} for the way back.
+     * Whether a Homa refusal (OVERLOADED) of a frame sent with {@code sentTimeoutNanos} of the
+     * call's deadline left came because that deadline passed in the server's queue: the call has
+     * no more time left than the server's usual guard (homa-netty takes a caller's deadline to end
+     * 2% of its time left early, 1 to 100 ms, more while its loop runs late, which this cannot
+     * see; ServedRequests.deadlineGuard) plus {@link #DEADLINE_SLACK_NANOS} for the way back.
      */
     static boolean refusedAtItsDeadline(Deadline deadline, long sentTimeoutNanos) {
         if (deadline == null || sentTimeoutNanos == Frame.NO_TIMEOUT) {

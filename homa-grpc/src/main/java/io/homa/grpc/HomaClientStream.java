@@ -43,8 +43,6 @@ final class HomaClientStream extends StreamBase implements ClientStream, Inbound
     private final Outbound outbound;
     private String authority;
     private Deadline deadline;
-    /** The time left that OPEN carried (ns; {@link Frame#NO_TIMEOUT} for none). Lock held. */
-    private long openTimeoutNanos = Frame.NO_TIMEOUT;
     private int maxInboundMessageSize;
     private int maxOutboundMessageSize = Integer.MAX_VALUE;
     private ClientStreamListener listener;
@@ -123,7 +121,6 @@ final class HomaClientStream extends StreamBase implements ClientStream, Inbound
         openSent = true;
         unary = (flags & Frame.F_UNARY) != 0;
         long timeout = deadline == null ? Frame.NO_TIMEOUT : Math.max(0, deadline.timeRemaining(TimeUnit.NANOSECONDS));
-        openTimeoutNanos = timeout;
         queueSend(Frame.open(id, flags, method.getFullMethodName(), authority, timeout,
                 (int) Math.min(Integer.MAX_VALUE, inbound.granted()), InternalMetadata.serialize(headers), message));
     }
@@ -205,31 +202,33 @@ final class HomaClientStream extends StreamBase implements ClientStream, Inbound
 
     /**
      * An OPEN the Homa server refused before its application saw it (OVERLOADED: its handler queue
-     * shed it, or was full) is a refused stream, which gRPC may retry transparently, unless the
-     * call's deadline is all but over: then the server refused it because that deadline passed
-     * while it waited, and it is DEADLINE_EXCEEDED, as the call's own timer would say a moment
-     * later (a transparent retry would only be refused again). Any other failure is a processed
-     * one (after a server restart the outcome is unknown: no transparent retry).
+     * shed it, or was full) is a refused stream, which gRPC may retry transparently. A frame the
+     * server refused when the call's deadline was all but over (it also refuses a frame whose
+     * deadline passed while it waited, taking the deadline a little early) is DEADLINE_EXCEEDED,
+     * as the call's own timer would say a moment later; for an OPEN a transparent retry would only
+     * be refused again. "All but over" follows the server's usual margin (2% of the time the frame
+     * carried, 1-100 ms) plus 5 ms; a server whose loop runs late takes a wider one, and its
+     * refusal of an OPEN is then a refused stream, whose transparent retry meets the same rule
+     * with far less time left. Any other failure is a processed one (after a server restart the
+     * outcome is unknown: no transparent retry).
      */
     @Override
-    void failedSend(int type, Throwable error) {
+    void failedSend(int type, Throwable error, long sentTimeoutNanos) {
         Throwable cause = Failures.unwrap(error);
-        if (type == Frame.OPEN && cause instanceof io.homa.HomaOverloadedException) {
-            Deadline d;
-            long sent;
-            synchronized (this) {
-                d = deadline;
-                sent = openTimeoutNanos;
-            }
-            if (Failures.refusedAtItsDeadline(d, sent)) {
-                fail(Status.DEADLINE_EXCEEDED.withDescription("deadline exceeded while the call waited in the Homa"
-                        + " server's queue (refused unrun): " + cause.getMessage()).withCause(cause));
+        if (cause instanceof io.homa.HomaOverloadedException) {
+            if (Failures.refusedAtItsDeadline(deadline(), sentTimeoutNanos)) {
+                // A refused OPEN's stream is unknown to the server: nothing to tell it.
+                end(Status.DEADLINE_EXCEEDED.withDescription("deadline exceeded while the call waited in the Homa"
+                        + " server's queue (refused unrun): " + cause.getMessage()).withCause(cause),
+                        type != Frame.OPEN, RpcProgress.PROCESSED);
                 return;
             }
-            end(Failures.toStatus(cause, d), false, RpcProgress.REFUSED);
-        } else {
-            fail(Failures.toStatus(error, deadline()));
+            if (type == Frame.OPEN) {
+                end(Failures.toStatus(cause, deadline()), false, RpcProgress.REFUSED);
+                return;
+            }
         }
+        fail(Failures.toStatus(error, deadline()));
     }
 
     /** Ends the stream at this end; tells the server if it knows the stream. */

@@ -151,19 +151,20 @@ abstract class StreamBase implements Stream {
     /** Sends one frame as a Homa RPC (the socket takes it over) and checks the reply. */
     private void send(ByteBuf frame) {
         int type = Frame.typeOf(frame);
+        Duration timeout = homaDeadline();
         try {
             // An OPEN of an idempotent method may be sent again to a server that restarted; any
             // other frame then fails the stream as processed (its outcome unknown).
             CompletableFuture<ByteBuf> call = type == Frame.OPEN && idempotentOpen()
-                    ? socket().call(peer(), frame, CallOptions.DEFAULT.withDeadline(homaDeadline()).withIdempotent(true))
-                    : socket().call(peer(), frame, homaDeadline());
+                    ? socket().call(peer(), frame, CallOptions.DEFAULT.withDeadline(timeout).withIdempotent(true))
+                    : socket().call(peer(), frame, timeout);
             if (type == Frame.OPEN) {
                 openCall = call;
             }
             call.whenComplete((reply, error) -> {
                 if (error != null) {
                     if (type != Frame.CANCEL) {
-                        failedSend(type, error);
+                        failedSend(type, error, timeout == NO_DEADLINE ? Frame.NO_TIMEOUT : timeout.toNanos());
                     }
                 } else {
                     onReply(type, reply);
@@ -175,10 +176,11 @@ abstract class StreamBase implements Stream {
     }
 
     /**
-     * A frame of {@code type} failed as a Homa RPC: ends the stream with the status of the failure.
-     * A client stream whose OPEN the server refused unrun says so to gRPC (a refused stream).
+     * A frame of {@code type}, sent with {@code sentTimeoutNanos} of the call's deadline left
+     * ({@link Frame#NO_TIMEOUT} for none), failed as a Homa RPC: ends the stream with the status of
+     * the failure. A client stream whose OPEN the server refused unrun says so to gRPC (a refused stream).
      */
-    void failedSend(int type, Throwable error) {
+    void failedSend(int type, Throwable error, long sentTimeoutNanos) {
         fail(Failures.toStatus(error, deadline()));
     }
 

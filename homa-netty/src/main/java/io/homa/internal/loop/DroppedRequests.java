@@ -7,9 +7,10 @@ import java.util.Set;
 
 /**
  * Requests the server dropped recently (the handler threw or did not reply in time, its reply was
- * refused, its deadline passed in the queue) or that run elsewhere (a TCP retry), remembered for
- * a while so that the client's automatic retries of the same RPC are dropped too instead of
- * running the handler again. One dropped because no handler was set yet is not remembered:
+ * refused) or that run elsewhere (a TCP retry), remembered for a while so that the client's
+ * automatic retries of the same RPC are dropped too instead of running the handler again; or, in
+ * a set of their own, requests refused because their deadline passed in the queue, whose copies
+ * sent again are refused again. One dropped because no handler was set yet is not remembered:
  * nothing ran, and its retry may run once the socket serves. Entries expire after
  * {@code ttlNanos}; the set is bounded by the rate of drops times the TTL. Confined to one event loop.
  */

@@ -31,6 +31,8 @@ final class ServedRequests implements InboundRequest.Path {
     private final long requestTimeoutNanos;
     /** Requests dropped recently, so that their clients' automatic retries are dropped too. */
     private final DroppedRequests dropped;
+    /** Requests refused unrun recently because they expired, so that a copy sent again is refused too. */
+    private final DroppedRequests expired;
     /**
      * The tracked requests (handed to the handler, not yet answered or dropped) by RPC id: several
      * clients may use one id, and {@link InboundRequest#sameId} chains them. All of them are
@@ -46,6 +48,7 @@ final class ServedRequests implements InboundRequest.Path {
         EngineConfig ec = loop.engineConfig;
         long retryWindow = (ec.maxRestarts + 1L) * ec.timeoutTicks * ec.tickNanos;
         this.dropped = new DroppedRequests(Math.max(TimeUnit.SECONDS.toNanos(1), retryWindow));
+        this.expired = new DroppedRequests(Math.max(TimeUnit.SECONDS.toNanos(1), retryWindow));
         this.countSkipped = () -> loop.count(ShellCounter.REQUESTS_SKIPPED);
     }
 
@@ -116,6 +119,16 @@ final class ServedRequests implements InboundRequest.Path {
         }
         InboundRequest r = l.socket.requests().create(this, e.rpcId(), e.peer(), e.message());
         RequestHandler handler = l.socket.handler();
+        if (expired.contains(now, e.peer(), e.rpcId())) {
+            // A copy of a request refused as expired (the refusal was lost, and the client sent
+            // it again): refused again, so its caller learns it did not run rather than hearing
+            // nothing and sending it again until its own deadline.
+            r.markDropped();
+            l.count(ShellCounter.REQUESTS_DROPPED);
+            l.engine.rejectOverloaded(now, e.peer(), e.rpcId());
+            l.drain();
+            return;
+        }
         if (dropped.contains(now, e.peer(), e.rpcId())) {
             r.markDropped();
             dropOnLoop(r, "dropped before, retried", ShellCounter.REQUESTS_DROPPED, true);
@@ -183,10 +196,10 @@ final class ServedRequests implements InboundRequest.Path {
      * (on the loop). Its caller may still be waiting: the server takes a caller's deadline to be a
      * little earlier than the caller does ({@link #deadlineGuard}), and its own request timeout
      * may be shorter. Dropped without a word, the request looked lost to that caller, whose
-     * engine asked for it again, heard RPC_UNKNOWN and sent it anew until its own deadline (1,000-
-     * 2,200 such restarts in cold floods of 10 ms handlers), work an overloaded server had no
+     * engine asked for it again, heard RPC_UNKNOWN and sent it anew until its own deadline (up to
+     * 5,600 such restarts in a cold flood of 10 ms handlers), work an overloaded server had no
      * time for, ending in a timeout instead of a refusal. Remembered as well: should the refusal be
-     * lost, a copy sent again is dropped, not queued anew.
+     * lost, a copy sent again is refused again, not queued anew.
      */
     private void expireOnLoop(InboundRequest r) {
         l.deadlines.remove(r);
@@ -197,7 +210,7 @@ final class ServedRequests implements InboundRequest.Path {
         long now = System.nanoTime();
         log.debug("{} refused: its deadline passed while it waited", r);
         l.count(ShellCounter.REQUESTS_EXPIRED);
-        dropped.add(now, r.peer(), r.rpcId);
+        expired.add(now, r.peer(), r.rpcId);
         l.engine.rejectOverloaded(now, r.peer(), r.rpcId);
         l.drain();
     }

@@ -43,8 +43,9 @@ public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload
         void dropRequest(InboundRequest r, String why);
 
         /**
-         * Drops a request unrun whose deadline passed while it waited for a handler (any thread):
-         * its caller has given up. Counted as expired; a no-op if it was answered or dropped.
+         * Refuses a request unrun whose deadline passed while it waited for a handler (any thread):
+         * its caller, if it still waits, is told it did not run (OVERLOADED), and a copy sent
+         * again is not run. Counted as expired; a no-op if it was answered or dropped.
          */
         void expireRequest(InboundRequest r);
 
@@ -364,8 +365,8 @@ public abstract class InboundRequest implements DeadlineQueue.Entry, UserPayload
     }
 
     /**
-     * Over Homa: its deadline passed. Still waiting for a thread: dropped unrun as expired (the
-     * handler will not start); in its handler: dropped, a later reply is discarded.
+     * Its deadline passed (over Homa or TCP). Still waiting for a thread: refused unrun as expired
+     * (the handler will not start); in its handler: dropped, a later reply is discarded.
      */
     @Override
     public void deadlinePassed() {

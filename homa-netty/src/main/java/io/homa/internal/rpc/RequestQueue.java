@@ -21,9 +21,10 @@ import java.util.Arrays;
  *       is served after it, before its callers' deadlines.</li>
  *   <li>A request that cannot be served before its deadline at all (the work in front of it, at
  *       the handlers' pace, outlasts it) is refused at once, overload or not, rather than left to
- *       expire unanswered: the newest in first in, first out order, the oldest under overload.</li>
+ *       expire: the newest in first in, first out order, the oldest under overload.</li>
  *   <li>A request whose deadline (its caller's, or the server's request timeout) has passed is
- *       never started.</li>
+ *       never started, and is refused (its caller may still wait: the server takes the deadline
+ *       early).</li>
  * </ul>
  *
  * <p>The target and interval are floors: each is raised to the handlers' own pace (the mean time a
@@ -43,7 +44,7 @@ import java.util.Arrays;
 public final class RequestQueue {
     /** Start its handler. */
     public static final int RUN = 0;
-    /** Its deadline passed while it waited: drop it unrun (its caller gave up). */
+    /** Its deadline passed while it waited: refuse it unrun. */
     public static final int EXPIRED = 1;
     /**
      * Refuse it with OVERLOADED: under overload it waited longer than the target and is too far

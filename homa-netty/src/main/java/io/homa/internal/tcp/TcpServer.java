@@ -242,9 +242,8 @@ public final class TcpServer implements io.homa.internal.transport.TcpListener {
             }
             long now = System.nanoTime();
             r.deadline = now + requestTimeoutNanos; // TCP frames carry no deadline: the server's own
-            expiries.put(r, channel.eventLoop().schedule(
-                    () -> dropRequest(r, "no reply within the request timeout of " + config.requestTimeout()),
-                    requestTimeoutNanos, TimeUnit.NANOSECONDS));
+            // At the timeout, as over Homa: refused if it still waits for a thread, else dropped.
+            expiries.put(r, channel.eventLoop().schedule(r::deadlinePassed, requestTimeoutNanos, TimeUnit.NANOSECONDS));
             if (!dispatcher.submit(handler, r, now)) {
                 cancelExpiry(r);
                 r.markDropped();
@@ -263,7 +262,8 @@ public final class TcpServer implements io.homa.internal.transport.TcpListener {
                 count(ShellCounter.REQUESTS_EXPIRED);
                 onLoop(Unpooled.EMPTY_BUFFER, () -> {
                     cancelExpiry(r);
-                    answer(TcpFrames.error(channel.alloc(), TcpFrames.DROPPED, r.rpcId,
+                    // Refused unrun, as over Homa: a caller that still waits learns it did not run.
+                    answer(TcpFrames.error(channel.alloc(), TcpFrames.OVERLOADED, r.rpcId,
                             "its deadline passed before a handler thread was free"));
                 });
             }
