@@ -2,19 +2,26 @@ package io.homa.internal.loop;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
-import java.util.HashSet;
-import java.util.Set;
+import java.util.HashMap;
+import java.util.Map;
 
 /**
- * Requests the server dropped recently (the handler threw or did not reply in time, its reply was
- * refused) or that run elsewhere (a TCP retry), remembered for a while so that the client's
- * automatic retries of the same RPC are dropped too instead of running the handler again; or, in
- * a set of their own, requests refused because their deadline passed in the queue, whose copies
- * sent again are refused again. One dropped because no handler was set yet is not remembered:
- * nothing ran, and its retry may run once the socket serves. Entries expire after
+ * Requests the server ended recently without answering them, remembered for a while so that a
+ * copy the client sends again (its automatic retry) is not run: those it dropped (the handler
+ * threw or did not reply in time, its reply was refused) or that run elsewhere (a TCP retry),
+ * whose copies are dropped too; and those it refused unrun because their deadline passed in the
+ * queue, whose copies are refused again. One dropped because no handler was set yet is not
+ * remembered: nothing ran, and its retry may run once the socket serves. Entries expire after
  * {@code ttlNanos}; the set is bounded by the rate of drops times the TTL. Confined to one event loop.
  */
 final class DroppedRequests {
+    /** {@link #lookup}: not remembered. */
+    static final int NONE = 0;
+    /** {@link #lookup}: dropped (its handler may have run): drop a copy too. */
+    static final int DROPPED = 1;
+    /** {@link #lookup}: refused unrun (it expired): refuse a copy too. */
+    static final int REFUSED_UNRUN = 2;
+
     private record Key(InetSocketAddress peer, long rpcId) {
     }
 
@@ -22,29 +29,49 @@ final class DroppedRequests {
     }
 
     private final long ttlNanos;
-    private final Set<Key> keys = new HashSet<>();
+    private final Map<Key, Integer> kinds = new HashMap<>();
     private final ArrayDeque<Entry> order = new ArrayDeque<>();
 
     DroppedRequests(long ttlNanos) {
         this.ttlNanos = ttlNanos;
     }
 
+    /** Remembers a request dropped (or running elsewhere). */
     void add(long now, InetSocketAddress peer, long rpcId) {
+        remember(now, peer, rpcId, DROPPED);
+    }
+
+    /** Remembers a request refused unrun. */
+    void addRefusedUnrun(long now, InetSocketAddress peer, long rpcId) {
+        remember(now, peer, rpcId, REFUSED_UNRUN);
+    }
+
+    /** Whether it is remembered at all. */
+    boolean contains(long now, InetSocketAddress peer, long rpcId) {
+        return lookup(now, peer, rpcId) != NONE;
+    }
+
+    /** {@link #NONE}, {@link #DROPPED} or {@link #REFUSED_UNRUN}. */
+    int lookup(long now, InetSocketAddress peer, long rpcId) {
+        expire(now);
+        if (kinds.isEmpty()) {
+            return NONE;
+        }
+        Integer kind = kinds.get(new Key(peer, rpcId));
+        return kind == null ? NONE : kind;
+    }
+
+    private void remember(long now, InetSocketAddress peer, long rpcId, int kind) {
         expire(now);
         Key k = new Key(peer, rpcId);
-        if (keys.add(k)) {
+        if (kinds.putIfAbsent(k, kind) == null) {
             order.add(new Entry(k, now + ttlNanos));
         }
     }
 
-    boolean contains(long now, InetSocketAddress peer, long rpcId) {
-        expire(now);
-        return !keys.isEmpty() && keys.contains(new Key(peer, rpcId));
-    }
-
     private void expire(long now) {
         while (!order.isEmpty() && order.peek().expiresAt() - now <= 0) {
-            keys.remove(order.poll().key());
+            kinds.remove(order.poll().key());
         }
     }
 }

@@ -29,10 +29,8 @@ final class ServedRequests implements InboundRequest.Path {
 
     private final EngineLoop l;
     private final long requestTimeoutNanos;
-    /** Requests dropped recently, so that their clients' automatic retries are dropped too. */
+    /** Requests dropped or refused recently, so that their clients' automatic retries are not run. */
     private final DroppedRequests dropped;
-    /** Requests refused unrun recently because they expired, so that a copy sent again is refused too. */
-    private final DroppedRequests expired;
     /**
      * The tracked requests (handed to the handler, not yet answered or dropped) by RPC id: several
      * clients may use one id, and {@link InboundRequest#sameId} chains them. All of them are
@@ -48,7 +46,6 @@ final class ServedRequests implements InboundRequest.Path {
         EngineConfig ec = loop.engineConfig;
         long retryWindow = (ec.maxRestarts + 1L) * ec.timeoutTicks * ec.tickNanos;
         this.dropped = new DroppedRequests(Math.max(TimeUnit.SECONDS.toNanos(1), retryWindow));
-        this.expired = new DroppedRequests(Math.max(TimeUnit.SECONDS.toNanos(1), retryWindow));
         this.countSkipped = () -> loop.count(ShellCounter.REQUESTS_SKIPPED);
     }
 
@@ -119,7 +116,8 @@ final class ServedRequests implements InboundRequest.Path {
         }
         InboundRequest r = l.socket.requests().create(this, e.rpcId(), e.peer(), e.message());
         RequestHandler handler = l.socket.handler();
-        if (expired.contains(now, e.peer(), e.rpcId())) {
+        int before = dropped.lookup(now, e.peer(), e.rpcId());
+        if (before == DroppedRequests.REFUSED_UNRUN) {
             // A copy of a request refused as expired (the refusal was lost, and the client sent
             // it again): refused again, so its caller learns it did not run rather than hearing
             // nothing and sending it again until its own deadline.
@@ -129,7 +127,7 @@ final class ServedRequests implements InboundRequest.Path {
             l.drain();
             return;
         }
-        if (dropped.contains(now, e.peer(), e.rpcId())) {
+        if (before == DroppedRequests.DROPPED) {
             r.markDropped();
             dropOnLoop(r, "dropped before, retried", ShellCounter.REQUESTS_DROPPED, true);
             return;
@@ -210,7 +208,7 @@ final class ServedRequests implements InboundRequest.Path {
         long now = System.nanoTime();
         log.debug("{} refused: its deadline passed while it waited", r);
         l.count(ShellCounter.REQUESTS_EXPIRED);
-        expired.add(now, r.peer(), r.rpcId);
+        dropped.addRefusedUnrun(now, r.peer(), r.rpcId);
         l.engine.rejectOverloaded(now, r.peer(), r.rpcId);
         l.drain();
     }
