@@ -253,6 +253,7 @@ public final class HomaConfig {
         b.mtuChosen = true; // already resolved for this config's bind address
         b.budgetChosen = true;
         b.unscheduledChosen = true;
+        b.pacerChosen = true;
         b.defaultDeadline = defaultDeadline;
         b.idempotentCalls = idempotentCalls;
         b.requestTimeout = requestTimeout;
@@ -525,6 +526,8 @@ public final class HomaConfig {
         private boolean nicQueueChosen;
         /** Whether linkMbps was set with {@link #linkMbps}. */
         private boolean linkChosen;
+        /** Whether pacerEnabled was set explicitly (or comes from a built config). */
+        private boolean pacerChosen;
 
         private Builder() {
         }
@@ -577,11 +580,23 @@ public final class HomaConfig {
          *     a timer wake-up it must cover.</li>
          * </ul>
          * On a link as fast as the default or faster, at an MTU of 9,000 or less, the grant budget
-         * is 0.5 ms of it (see {@link #maxIncoming}).
+         * is 0.5 ms of it (see {@link #maxIncoming}). Setting the link rate also turns the pacer on,
+         * unless {@link #pacerEnabled} says otherwise: it then knows the rate to pace to.
          */
         public Builder linkMbps(long v) { protocol.linkMbps(v); linkChosen = true; return this; }
-        /** Whether the sender's pacer is on (default true). */
-        public Builder pacerEnabled(boolean v) { protocol.pacerEnabled(v); return this; }
+        /**
+         * Whether the sender's pacer is on. Default: on when you set {@link #linkMbps} or
+         * {@link #maxNicQueue}, off otherwise. The pacer holds a long message back while its
+         * estimate of the NIC's queue, at {@code linkMbps}, is over {@link #maxNicQueue}, so that a
+         * short message never waits behind a long queue; it needs the link's real rate for that, and
+         * without it paces to a guess. Where there is no NIC queue to keep short (loopback, a veth
+         * pair) or the guess is wrong, its holds only cost: each one cuts a GSO send short and waits
+         * for a timer that comes tens of microseconds late (1 MB echoes on a veth pair at MTU 1,500:
+         * about a quarter more CPU per echo and a fifth more time; docs/benchmarks.md, "The pacer
+         * at a guessed rate"). Set {@code linkMbps} to your NIC's rate where short messages share it
+         * with bulk sends of this socket (docs/tuning.md).
+         */
+        public Builder pacerEnabled(boolean v) { protocol.pacerEnabled(v); pacerChosen = true; return this; }
         /** Most segments in one GSO send (default 64; the socket also caps it at 64 KB a send). */
         public Builder maxGsoSegments(int v) { protocol.maxGsoSegments(v); return this; }
         /**
@@ -632,7 +647,10 @@ public final class HomaConfig {
         public Builder maxScheduledPriority(int v) { protocol.maxScheduledPriority(v); return this; }
         /** Level of unscheduled bytes until the receiver's cutoffs are known (default 6). */
         public Builder defaultUnscheduledPriority(int v) { protocol.defaultUnscheduledPriority(v); return this; }
-        /** Sender: estimated transmit backlog before the pacer holds data back (default 5 µs; see {@link #linkMbps}). */
+        /**
+         * Sender: estimated transmit backlog before the pacer holds data back (default 5 µs; see
+         * {@link #linkMbps}). Setting it turns the pacer on, unless {@link #pacerEnabled} says otherwise.
+         */
         public Builder maxNicQueue(Duration v) {
             protocol.maxNicQueueNanos(requireNonNegative(v, "maxNicQueue").toNanos());
             nicQueueChosen = true;
@@ -958,7 +976,7 @@ public final class HomaConfig {
                     + " HomaSecurity.mutualTls they run over TLS (docs/security.md)");
             EngineConfig engine;
             try {
-                engine = new DerivedProtocol(mtuChosen, budgetChosen, unscheduledChosen, nicQueueChosen, linkChosen)
+                engine = new DerivedProtocol(mtuChosen, budgetChosen, unscheduledChosen, nicQueueChosen, linkChosen, pacerChosen)
                         .build(protocol, bindAddress, LARGE_MTU_MAX_INCOMING);
                 if (security != null) { // the sealed datagram, not the engine's, must fit the MTU
                     engine = engine.toBuilder().ipUdpOverhead(engine.ipUdpOverhead + PspFormat.OVERHEAD).build();

@@ -7,6 +7,8 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Protocol settings HomaConfig derives from the bind address and the link rate, and those it passes on. */
 class HomaConfigDefaultsTest {
@@ -54,6 +56,27 @@ class HomaConfigDefaultsTest {
         assertEquals(500_000, e.maxNicQueueNanos, "about four 1,500-byte packets at 100 Mbit/s");
         assertEquals(500_000, onEthernet().linkMbps(10).build().engineConfig().maxNicQueueNanos);
         assertEquals(D.maxNicQueueNanos, onEthernet().build().engineConfig().maxNicQueueNanos);
+    }
+
+    @Test
+    void pacer_isOnOnlyWhereTheLinkIsDescribed_orAsChosen() {
+        assertFalse(onEthernet().build().engineConfig().pacerEnabled, "no link rate given: no pacing to a guess");
+        assertTrue(onEthernet().linkMbps(25_000).build().engineConfig().pacerEnabled, "a given rate, even the default one");
+        assertTrue(onEthernet().linkMbps(100).build().engineConfig().pacerEnabled);
+        assertTrue(onEthernet().maxNicQueue(Duration.ofNanos(5_000)).build().engineConfig().pacerEnabled);
+        assertTrue(onEthernet().pacerEnabled(true).build().engineConfig().pacerEnabled);
+        assertFalse(onEthernet().linkMbps(100).pacerEnabled(false).build().engineConfig().pacerEnabled, "a choice wins");
+        assertTrue(D.pacerEnabled, "the engine's own default (the simulator's, whose links are known) is unchanged");
+    }
+
+    @Test
+    void pacer_derivedAgain_whenABuilderIsBuiltAgainWithALink() {
+        HomaConfig.Builder b = onEthernet();
+        assertFalse(b.build().engineConfig().pacerEnabled);
+        assertTrue(b.linkMbps(10_000).build().engineConfig().pacerEnabled);
+        HomaConfig c = onEthernet().build();
+        assertFalse(c.toBuilder().linkMbps(10_000).build().engineConfig().pacerEnabled,
+                "a built config's settings come as if chosen (toBuilder)");
     }
 
     @Test

@@ -30,6 +30,9 @@ class ShellOptionsTest {
                 Arguments.of("inline execution", Loopback.config().inlineExecution(true)),
                 Arguments.of("loopback MTU", Loopback.config().mtu(65_535)),
                 Arguments.of("jumbo MTU, no pacer", Loopback.config().mtu(9000).pacerEnabled(false)),
+                // The pacer is off unless the link is described: these keep its holds and wake-ups run.
+                Arguments.of("pacer at the default link rate", Loopback.config().pacerEnabled(true)),
+                Arguments.of("pacer at a 1 Gbit/s link", Loopback.config().linkMbps(1_000)),
                 Arguments.of("no call limit", Loopback.config().maxCallsPerServer(0)),
                 Arguments.of("two event loops on one port", Loopback.config().eventLoops(2)),
                 Arguments.of("four event loops, one socket each", Loopback.config().eventLoops(4).prioritySockets(false)));

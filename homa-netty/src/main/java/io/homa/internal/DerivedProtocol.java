@@ -14,7 +14,8 @@ import java.net.NetworkInterface;
  * user did not choose: the MTU from the bind interface (and a larger grant budget with it above
  * jumbo frames, and one that covers a user-space host's grant turnaround below them), the IPv6
  * header size, and on a link slower than the default the unscheduled bytes, the grant budget and
- * the NIC queue scaled to it. {@code HomaConfig.build()} calls it.
+ * the NIC queue scaled to it; and the pacer only where the link's rate or queue was given.
+ * {@code HomaConfig.build()} calls it.
  * Internal use only.
  */
 public final class DerivedProtocol {
@@ -49,15 +50,17 @@ public final class DerivedProtocol {
     private final boolean unscheduledChosen;
     private final boolean nicQueueChosen;
     private final boolean linkChosen;
+    private final boolean pacerChosen;
 
     /** Which settings the user chose (those are never derived). */
     public DerivedProtocol(boolean mtuChosen, boolean budgetChosen, boolean unscheduledChosen, boolean nicQueueChosen,
-                           boolean linkChosen) {
+                           boolean linkChosen, boolean pacerChosen) {
         this.mtuChosen = mtuChosen;
         this.budgetChosen = budgetChosen;
         this.unscheduledChosen = unscheduledChosen;
         this.nicQueueChosen = nicQueueChosen;
         this.linkChosen = linkChosen;
+        this.pacerChosen = pacerChosen;
     }
 
     /**
@@ -70,6 +73,12 @@ public final class DerivedProtocol {
     public EngineConfig build(EngineConfig.Builder protocol, InetSocketAddress bind, int largeMtuBudget) {
         if (!mtuChosen) {
             protocol.mtu(interfaceMtu(bind));
+        }
+        if (!pacerChosen) {
+            // The pacer models a link of linkMbps; told nothing of the link, it would pace to a
+            // guess, and where there is no NIC queue (loopback, veth) every hold only cut a GSO
+            // send short and waited for a late timer (docs/benchmarks.md, "The pacer at a guessed rate").
+            protocol.pacerEnabled(linkChosen || nicQueueChosen);
         }
         if (!budgetChosen) {
             // Above 9,000 bytes several 64 KB segments must fit a window; at or below, the budget
