@@ -183,6 +183,8 @@ public final class HomaConfig {
     private final int tcpConnectionsPerPeer;
     private final Duration tcpIdleTimeout;
     private final HomaSecurity security;
+    /** Whether the pacer was switched on or off by the user (else derived: see {@link Builder#pacerEnabled}). */
+    private final boolean pacerChosen;
 
     private HomaConfig(Builder b, EngineConfig protocol) {
         this.bindAddress = b.bindAddress;
@@ -220,13 +222,15 @@ public final class HomaConfig {
         this.tcpConnectionsPerPeer = b.tcpConnectionsPerPeer;
         this.tcpIdleTimeout = b.tcpIdleTimeout;
         this.security = b.security;
+        this.pacerChosen = b.pacerChosen;
     }
 
     /**
      * The default configuration: bind {@code 0.0.0.0:0}, MTU 1500, the engine's protocol defaults
-     * (Linux Homa's) except {@link #DEFAULT_TIMEOUT_TICKS}, {@link #DEFAULT_MAX_RESTARTS} and the
-     * grant budget ({@link Builder#maxIncoming}: 0.5 ms of the link), and the I/O defaults
-     * documented on each builder method.
+     * (Linux Homa's) except {@link #DEFAULT_TIMEOUT_TICKS}, {@link #DEFAULT_MAX_RESTARTS}, the
+     * grant budget ({@link Builder#maxIncoming}: 0.5 ms of the link) and the pacer (off until the
+     * link is described: {@link Builder#pacerEnabled}), and the I/O defaults documented on each
+     * builder method.
      */
     public static HomaConfig defaults() {
         return DEFAULTS;
@@ -241,7 +245,8 @@ public final class HomaConfig {
      * A builder holding this configuration's values. The protocol settings that were derived
      * (MTU, unscheduled bytes, grant budget) come as if chosen: changing {@link Builder#linkMbps}
      * or {@link Builder#bindAddress} on it does not derive them again; start from
-     * {@link #builder()} for that.
+     * {@link #builder()} for that. The pacer is the exception: one that is off only because no
+     * link was described is derived again, so setting {@link Builder#linkMbps} turns it on.
      */
     public Builder toBuilder() {
         Builder b = new Builder();
@@ -253,7 +258,9 @@ public final class HomaConfig {
         b.mtuChosen = true; // already resolved for this config's bind address
         b.budgetChosen = true;
         b.unscheduledChosen = true;
-        b.pacerChosen = true;
+        // A pacer that runs stays on; one off only for want of a link rate is derived again, so
+        // that toBuilder().linkMbps(...) turns it on as builder().linkMbps(...) does.
+        b.pacerChosen = pacerChosen || protocol.pacerEnabled;
         b.defaultDeadline = defaultDeadline;
         b.idempotentCalls = idempotentCalls;
         b.requestTimeout = requestTimeout;
@@ -591,9 +598,9 @@ public final class HomaConfig {
          * short message never waits behind a long queue; it needs the link's real rate for that, and
          * without it paces to a guess. Where there is no NIC queue to keep short (loopback, a veth
          * pair) or the guess is wrong, its holds only cost: each one cuts a GSO send short and waits
-         * for a timer that comes tens of microseconds late (1 MB echoes on a veth pair at MTU 1,500:
-         * about a quarter more CPU per echo and a fifth more time; docs/benchmarks.md, "The pacer
-         * at a guessed rate"). Set {@code linkMbps} to your NIC's rate where short messages share it
+         * for a timer that comes tens of microseconds late (a lone 1 MB echo on a veth pair at MTU 1,500
+         * took 1.2-1.6 times as long with it, at 1.4-1.8 times the CPU; docs/benchmarks.md, "The
+         * pacer at a guessed rate"). Set {@code linkMbps} to your NIC's rate where short messages share it
          * with bulk sends of this socket (docs/tuning.md).
          */
         public Builder pacerEnabled(boolean v) { protocol.pacerEnabled(v); pacerChosen = true; return this; }
@@ -649,7 +656,8 @@ public final class HomaConfig {
         public Builder defaultUnscheduledPriority(int v) { protocol.defaultUnscheduledPriority(v); return this; }
         /**
          * Sender: estimated transmit backlog before the pacer holds data back (default 5 µs; see
-         * {@link #linkMbps}). Setting it turns the pacer on, unless {@link #pacerEnabled} says otherwise.
+         * {@link #linkMbps}). Setting it turns the pacer on, unless {@link #pacerEnabled} says
+         * otherwise; it then paces to {@link #linkMbps}, which you should set too.
          */
         public Builder maxNicQueue(Duration v) {
             protocol.maxNicQueueNanos(requireNonNegative(v, "maxNicQueue").toNanos());
@@ -663,13 +671,13 @@ public final class HomaConfig {
          * up to this much time, so the NIC's queue covers the next late wake-up and the link stays
          * busy. The price: right after such a wake-up the NIC's queue may be up to this much deeper
          * than {@link #maxNicQueue}, and a short message waits behind it. {@code Duration.ZERO}
-         * loses the time instead.
+         * loses the time instead. Acts only with the pacer on ({@link #pacerEnabled}).
          */
         public Builder pacerLateCredit(Duration v) {
             protocol.pacerLateCreditNanos(requireNonNegative(v, "pacerLateCredit").toNanos());
             return this;
         }
-        /** Sender: messages with fewer bytes than this left are never held back by the pacer (default 1,000). */
+        /** Sender: messages with fewer bytes than this left are never held back by the pacer (default 1,000; with the pacer on, {@link #pacerEnabled}). */
         public Builder throttleMinBytes(int v) { protocol.throttleMinBytes(v); return this; }
         /** Server: silent ticks after its whole response before it asks the client for an ACK (default 4). */
         public Builder needAckTicks(int v) { protocol.needAckTicks(v); return this; }

@@ -129,8 +129,8 @@ class FailureTest {
                 r.reply(new byte[]{1});
                 server.close();
             });
-            // Close does not linger: the reply reaches the client, or (when the pacer still held it
-            // as the sockets shut) the server falls silent and the call times out. Nothing else.
+            // Close does not linger: the reply reaches the client, or (when the close overtakes the
+            // reply's send) the server falls silent and the call times out. Nothing else.
             CompletableFuture<byte[]> call = client.call(Loopback.addressOf(server), new byte[1], Duration.ofSeconds(5));
             try {
                 assertArrayEquals(new byte[]{1}, call.get(10, TimeUnit.SECONDS));

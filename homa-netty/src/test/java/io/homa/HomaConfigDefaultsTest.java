@@ -75,8 +75,13 @@ class HomaConfigDefaultsTest {
         assertFalse(b.build().engineConfig().pacerEnabled);
         assertTrue(b.linkMbps(10_000).build().engineConfig().pacerEnabled);
         HomaConfig c = onEthernet().build();
-        assertFalse(c.toBuilder().linkMbps(10_000).build().engineConfig().pacerEnabled,
-                "a built config's settings come as if chosen (toBuilder)");
+        assertFalse(c.toBuilder().build().engineConfig().pacerEnabled);
+        assertTrue(c.toBuilder().linkMbps(10_000).build().engineConfig().pacerEnabled,
+                "a pacer off for want of a link is derived again (toBuilder)");
+        HomaConfig off = onEthernet().linkMbps(10_000).pacerEnabled(false).build();
+        assertFalse(off.toBuilder().linkMbps(1_000).build().engineConfig().pacerEnabled, "a choice stays a choice");
+        HomaConfig on = onEthernet().linkMbps(10_000).build();
+        assertTrue(on.toBuilder().build().engineConfig().pacerEnabled, "a running pacer stays on");
     }
 
     @Test

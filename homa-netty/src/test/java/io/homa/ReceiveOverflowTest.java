@@ -42,9 +42,20 @@ class ReceiveOverflowTest {
 
     @Test
     void gsoSendsUnderInjectedLossAreRepaired() throws Exception {
+        gsoSendsUnderLoss(Loopback.config().mtu(1_500).build(), "unpaced");
+    }
+
+    /** The same with the pacer on (a 1 Gbit/s link): held-back data and retransmissions wait for its timer. */
+    @Test
+    void pacedGsoSendsUnderInjectedLossAreRepaired() throws Exception {
+        HomaMetrics[] m = gsoSendsUnderLoss(Loopback.config().mtu(1_500).linkMbps(1_000).build(), "paced");
+        assertTrue(m[1].counter("PACER_HOLDS") > 0, "the client's pacer never held anything back: " + m[1]);
+        assertTrue(m[0].counter("PACER_HOLDS") > 0, "the server's pacer never held anything back: " + m[0]);
+    }
+
+    private static HomaMetrics[] gsoSendsUnderLoss(HomaConfig config, String label) throws Exception {
         String transport = Loopback.expectedTransport();
         boolean gso = !transport.equals("nio");
-        HomaConfig config = Loopback.config().mtu(1_500).build();
         try (HomaSocket server = HomaSocket.open(config);
              HomaSocket client = HomaSocket.open(config);
              LossyRelay relay = new LossyRelay(Loopback.addressOf(server), 0.03, 5)) {
@@ -57,10 +68,11 @@ class ReceiveOverflowTest {
                 assertTrue(m[1].shell(HomaMetrics.Shell.GSO_SENDS) > 0, "no GSO send: " + m[1]);
                 assertTrue(m[0].shell(HomaMetrics.Shell.GSO_SENDS) > 0, "no GSO send: " + m[0]);
             }
-            System.out.printf("GSO under loss (%s): relay dropped %d of %d datagrams; GSO sends client %d, server %d;"
-                            + " segments sent again client %d, server %d%n", transport, relay.dropped(),
+            System.out.printf("GSO under loss (%s, %s): relay dropped %d of %d datagrams; GSO sends client %d, server %d;"
+                            + " segments sent again client %d, server %d%n", transport, label, relay.dropped(),
                     relay.dropped() + relay.passed(), m[1].shell(HomaMetrics.Shell.GSO_SENDS),
                     m[0].shell(HomaMetrics.Shell.GSO_SENDS), m[1].retransmissions(), m[0].retransmissions());
+            return m;
         }
     }
 

@@ -29,8 +29,8 @@ class ShellOptionsTest {
                 Arguments.of("busy poll", Loopback.config().busyPoll(true)),
                 Arguments.of("inline execution", Loopback.config().inlineExecution(true)),
                 Arguments.of("loopback MTU", Loopback.config().mtu(65_535)),
-                Arguments.of("jumbo MTU, no pacer", Loopback.config().mtu(9000).pacerEnabled(false)),
                 // The pacer is off unless the link is described: these keep its holds and wake-ups run.
+                Arguments.of("jumbo MTU, pacer", Loopback.config().mtu(9000).pacerEnabled(true)),
                 Arguments.of("pacer at the default link rate", Loopback.config().pacerEnabled(true)),
                 Arguments.of("pacer at a 1 Gbit/s link", Loopback.config().linkMbps(1_000)),
                 Arguments.of("no call limit", Loopback.config().maxCallsPerServer(0)),
@@ -62,6 +62,9 @@ class ShellOptionsTest {
                 assertEquals(8 + (i % 50) * 100, resp.length, name);
             }
             Loopback.awaitIdle(client, server);
+            // The pacer runs exactly where asked (a 3 MB message outruns any of these links' allowance).
+            long holds = client.metrics().counter("PACER_HOLDS") + server.metrics().counter("PACER_HOLDS");
+            assertEquals(config.engineConfig().pacerEnabled, holds > 0, name + ": pacer holds " + holds);
             // GSO and GRO are on exactly where asked and available (they would turn off silently under NIO).
             Loopback.assertTransport(server);
             Loopback.assertTransport(client);

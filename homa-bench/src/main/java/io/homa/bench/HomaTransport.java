@@ -34,8 +34,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@code homa.bench.busyPoll=true} makes the event loops spin; {@code homa.bench.callerSpinMicros},
  * {@code homa.bench.callerSends} and {@code homa.bench.callerReads} set {@link HomaConfig#callerSpin()},
  * {@link HomaConfig#callerSends()} and {@link HomaConfig#callerReads()}; {@code homa.bench.maxNicQueueMicros},
- * {@code homa.bench.grantBatchSegments} and {@code homa.bench.pacer=false} set the pacer's queue,
- * the grant batch and the pacer itself (for experiments; with {@code --path veth} pass them in
+ * {@code homa.bench.grantBatchSegments} and {@code homa.bench.pacer=true|false} set the pacer's queue,
+ * the grant batch and the pacer itself (off by default unless {@code linkMbps} or
+ * {@code maxNicQueueMicros} is set, as in homa-netty; for experiments; with {@code --path veth} pass them in
  * {@code JAVA_TOOL_OPTIONS}, which the JVMs in the namespaces inherit).
  * Variants: {@link #on} one named Netty transport (io_uring, epoll, NIO), {@link #twoClientSockets()}
  * two client sockets per client, {@link #twoLoops()} two

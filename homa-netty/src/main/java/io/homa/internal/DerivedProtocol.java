@@ -76,8 +76,8 @@ public final class DerivedProtocol {
         }
         if (!pacerChosen) {
             // The pacer models a link of linkMbps; told nothing of the link, it would pace to a
-            // guess, and where there is no NIC queue (loopback, veth) every hold only cut a GSO
-            // send short and waited for a late timer (docs/benchmarks.md, "The pacer at a guessed rate").
+            // guess, and where there is no NIC queue (loopback, veth) every hold only cuts a GSO
+            // send short and waits for a late timer (docs/benchmarks.md, "The pacer at a guessed rate").
             protocol.pacerEnabled(linkChosen || nicQueueChosen);
         }
         if (!budgetChosen) {
