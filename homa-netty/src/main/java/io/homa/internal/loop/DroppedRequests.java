@@ -15,12 +15,15 @@ import java.util.Map;
  * {@code ttlNanos}; the set is bounded by the rate of drops times the TTL. Confined to one event loop.
  */
 final class DroppedRequests {
-    /** {@link #lookup}: not remembered. */
-    static final int NONE = 0;
-    /** {@link #lookup}: dropped (its handler may have run): drop a copy too. */
-    static final int DROPPED = 1;
-    /** {@link #lookup}: refused unrun (it expired): refuse a copy too. */
-    static final int REFUSED_UNRUN = 2;
+    /** What {@link #lookup} knows of a request. */
+    enum Kind {
+        /** Not remembered. */
+        NONE,
+        /** Dropped (its handler may have run): drop a copy too. */
+        DROPPED,
+        /** Refused unrun (it expired): refuse a copy too. */
+        REFUSED_UNRUN
+    }
 
     private record Key(InetSocketAddress peer, long rpcId) {
     }
@@ -29,7 +32,7 @@ final class DroppedRequests {
     }
 
     private final long ttlNanos;
-    private final Map<Key, Integer> kinds = new HashMap<>();
+    private final Map<Key, Kind> kinds = new HashMap<>();
     private final ArrayDeque<Entry> order = new ArrayDeque<>();
 
     DroppedRequests(long ttlNanos) {
@@ -38,30 +41,30 @@ final class DroppedRequests {
 
     /** Remembers a request dropped (or running elsewhere). */
     void add(long now, InetSocketAddress peer, long rpcId) {
-        remember(now, peer, rpcId, DROPPED);
+        remember(now, peer, rpcId, Kind.DROPPED);
     }
 
     /** Remembers a request refused unrun. */
     void addRefusedUnrun(long now, InetSocketAddress peer, long rpcId) {
-        remember(now, peer, rpcId, REFUSED_UNRUN);
+        remember(now, peer, rpcId, Kind.REFUSED_UNRUN);
     }
 
     /** Whether it is remembered at all. */
     boolean contains(long now, InetSocketAddress peer, long rpcId) {
-        return lookup(now, peer, rpcId) != NONE;
+        return lookup(now, peer, rpcId) != Kind.NONE;
     }
 
-    /** {@link #NONE}, {@link #DROPPED} or {@link #REFUSED_UNRUN}. */
-    int lookup(long now, InetSocketAddress peer, long rpcId) {
+    /** What is remembered of the request ({@link Kind#NONE} if nothing). */
+    Kind lookup(long now, InetSocketAddress peer, long rpcId) {
         expire(now);
         if (kinds.isEmpty()) {
-            return NONE;
+            return Kind.NONE;
         }
-        Integer kind = kinds.get(new Key(peer, rpcId));
-        return kind == null ? NONE : kind;
+        Kind kind = kinds.get(new Key(peer, rpcId));
+        return kind == null ? Kind.NONE : kind;
     }
 
-    private void remember(long now, InetSocketAddress peer, long rpcId, int kind) {
+    private void remember(long now, InetSocketAddress peer, long rpcId, Kind kind) {
         expire(now);
         Key k = new Key(peer, rpcId);
         if (kinds.putIfAbsent(k, kind) == null) {

@@ -116,8 +116,8 @@ final class ServedRequests implements InboundRequest.Path {
         }
         InboundRequest r = l.socket.requests().create(this, e.rpcId(), e.peer(), e.message());
         RequestHandler handler = l.socket.handler();
-        int before = dropped.lookup(now, e.peer(), e.rpcId());
-        if (before == DroppedRequests.REFUSED_UNRUN) {
+        DroppedRequests.Kind before = dropped.lookup(now, e.peer(), e.rpcId());
+        if (before == DroppedRequests.Kind.REFUSED_UNRUN) {
             // A copy of a request refused as expired (the refusal was lost, and the client sent
             // it again): refused again, so its caller learns it did not run rather than hearing
             // nothing and sending it again until its own deadline.
@@ -127,7 +127,7 @@ final class ServedRequests implements InboundRequest.Path {
             l.drain();
             return;
         }
-        if (before == DroppedRequests.DROPPED) {
+        if (before == DroppedRequests.Kind.DROPPED) {
             r.markDropped();
             dropOnLoop(r, "dropped before, retried", ShellCounter.REQUESTS_DROPPED, true);
             return;
