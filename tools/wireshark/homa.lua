@@ -68,6 +68,7 @@ local f = {
     incarnation = ProtoField.uint64("homa.incarnation", "Server incarnation", base.HEX),
     uptime = ProtoField.uint64("homa.uptime", "Server uptime, ns", base.DEC),
     cutoff = ProtoField.uint32("homa.cutoff", "Cutoff", base.DEC),
+    unscheduled = ProtoField.uint32("homa.unscheduled", "Unscheduled bytes accepted per message (0: not said)", base.DEC),
     ack_count = ProtoField.uint8("homa.ack_count", "Ack count", base.DEC),
     ack_client_id = ProtoField.uint64("homa.ack.client_id", "Acked client id", base.DEC),
     ack_server_port = ProtoField.uint16("homa.ack.server_port", "Acked server port", base.DEC),
@@ -294,11 +295,12 @@ local function dissect_cutoffs(tvb, tree, len)
     end
     local version = tvb(44, 2):uint()
     local v_item = tree:add(f.cutoff_version, tvb(44, 2))
-    tree:add(f.reserved, tvb(46, 2))
+    -- 64-byte units on the wire; shown in bytes
+    tree:add(f.unscheduled, tvb(46, 2), tvb(46, 2):uint() * 64)
     if version == 0 then
         problem(v_item, e.bad_cutoffs, "cutoff version 0", "BAD_CUTOFFS")
     end
-    return string.format("v%d [%s]", version, table.concat(values, ","))
+    return string.format("v%d [%s] unsched=%d", version, table.concat(values, ","), tvb(46, 2):uint() * 64)
 end
 
 local function dissect_ack(tvb, tree, len)

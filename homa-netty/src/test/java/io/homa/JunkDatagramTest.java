@@ -93,7 +93,7 @@ class JunkDatagramTest {
                     case 2 -> PacketEncoder.resend(b, id, 0, 1_000, 2);
                     case 3 -> PacketEncoder.bare(b, PacketType.RPC_UNKNOWN, id);
                     case 4 -> PacketEncoder.bare(b, PacketType.NEED_ACK, id);
-                    case 5 -> PacketEncoder.cutoffs(b, id, new int[]{8, 7, 6, 5, 4, 3, 2, 1}, 2);
+                    case 5 -> PacketEncoder.cutoffs(b, id, new int[]{8, 7, 6, 5, 4, 3, 2, 1}, 2, 0);
                     default -> PacketEncoder.ack(b, id, new long[]{id, id + 2}, new int[]{1, 2}, 2);
                 };
                 // Cut inside the header (a DATA packet cut after it would be a valid shorter one).

@@ -82,9 +82,9 @@ class WiresharkDissectorTest {
     private static final List<String> FIELDS = List.of("frame.number", "udp.srcport", "ip.dsfield", "udp.payload",
             "homa.type", "homa.id", "homa.offset", "homa.message_length", "homa.payload_length",
             "homa.resend_length", "homa.priority", "homa.flags.retransmit", "homa.ack_count",
-            "homa.cutoff_version", "homa.gso.segments", "_ws.expert.message", "_ws.col.Info");
+            "homa.cutoff_version", "homa.unscheduled", "homa.gso.segments", "_ws.expert.message", "_ws.col.Info");
     /** The fields compared with what homa-core's decoder reads from the same bytes. */
-    private static final List<String> DECODED = FIELDS.subList(4, 15);
+    private static final List<String> DECODED = FIELDS.subList(4, 16);
 
     @TempDir
     Path dir;
@@ -296,7 +296,7 @@ class WiresharkDissectorTest {
         sixAcks[WireFormat.ACK_OFF_COUNT] = 6;
         bad.add(Map.entry(DropReason.BAD_ACK_COUNT, sixAcks));
         bad.add(Map.entry(DropReason.BAD_ID, packet(b -> PacketEncoder.ack(b, 42, new long[] {42, 45}, new int[2], 2))));
-        bad.add(Map.entry(DropReason.BAD_CUTOFFS, packet(b -> PacketEncoder.cutoffs(b, 42, new int[8], 0))));
+        bad.add(Map.entry(DropReason.BAD_CUTOFFS, packet(b -> PacketEncoder.cutoffs(b, 42, new int[8], 0, 0))));
         for (Map.Entry<DropReason, byte[]> m : bad) {
             raw.send(new DatagramPacket(m.getValue(), m.getValue().length, to));
             sent.merge(m.getKey(), 1, Integer::sum);
@@ -400,7 +400,10 @@ class WiresharkDissectorTest {
                 e.get("homa.resend_length").add(Integer.toString(p.resendLength));
                 e.get("homa.priority").add(Integer.toString(p.priority));
             }
-            case CUTOFFS -> e.get("homa.cutoff_version").add(Integer.toString(p.cutoffVersion));
+            case CUTOFFS -> {
+                e.get("homa.cutoff_version").add(Integer.toString(p.cutoffVersion));
+                e.get("homa.unscheduled").add(Integer.toString(p.unscheduledUnits * WireFormat.UNSCHEDULED_UNIT));
+            }
             case ACK -> e.get("homa.ack_count").add(Integer.toString(p.ackCount));
             default -> {
             }

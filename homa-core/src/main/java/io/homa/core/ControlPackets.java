@@ -63,9 +63,9 @@ final class ControlPackets implements GrantScheduler.Sink {
         queue(c, Counter.PACKETS_SENT_RPC_UNKNOWN_SINCE);
     }
 
-    void cutoffs(InetSocketAddress to, long rpcId, int[] cutoffs, int version) {
+    void cutoffs(InetSocketAddress to, long rpcId, int[] cutoffs, int version, int unscheduledUnits) {
         Packet c = take(to);
-        PacketEncoder.cutoffs(c.buffer, rpcId, cutoffs, version);
+        PacketEncoder.cutoffs(c.buffer, rpcId, cutoffs, version, unscheduledUnits);
         queue(c, Counter.PACKETS_SENT_CUTOFFS);
     }
 

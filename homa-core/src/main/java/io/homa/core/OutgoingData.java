@@ -67,11 +67,26 @@ final class OutgoingData {
      * trip longer; that grant proves it, and later responses go at full speed.
      */
     private int unscheduledFor(Rpc rpc) {
+        int limit = unscheduledLimitTo(rpc.peer);
         if (rpc.client || rpc.peer.proven) {
-            return unscheduledLimit;
+            return limit;
         }
         int segments = Math.max(1, rpc.requestLength / segment);
-        return (int) Math.min(unscheduledLimit, (long) segments * segment);
+        return (int) Math.min(limit, (long) segments * segment);
+    }
+
+    /**
+     * Our unscheduled limit, or less if the peer said it accepts less: what it said, rounded up to
+     * whole segments (one at least). Rounding up is safe: the receiver takes a segment that starts
+     * below its own limit plus one datagram, and every segment we send unscheduled starts below
+     * what it said. A peer that has not said (no CUTOFFS yet) gets our own limit.
+     */
+    private int unscheduledLimitTo(Peer peer) {
+        int theirs = peer.unscheduledAccepted;
+        if (theirs == 0 || theirs >= unscheduledLimit) {
+            return unscheduledLimit;
+        }
+        return Math.max(segment, (theirs + segment - 1) / segment * segment);
     }
 
     /**

@@ -13,6 +13,11 @@ final class Peer {
     int[] cutoffs;
     /** Version of {@link #cutoffs}; 0 while unknown. */
     int cutoffVersion;
+    /**
+     * Unscheduled bytes per message the peer said (in its CUTOFFS) it accepts; 0 while it has not
+     * said (no CUTOFFS yet, or an engine that does not say).
+     */
+    int unscheduledAccepted;
     /** When we last sent this peer our CUTOFFS (ns); MIN_VALUE: never. */
     long cutoffsSentAt = Long.MIN_VALUE;
     /** Server RPCs for this peer's requests, by client id. */

@@ -5,25 +5,34 @@ import io.homa.core.wire.DropReason;
 import io.homa.core.wire.WireFormat;
 
 import java.net.InetSocketAddress;
+import java.util.Arrays;
 
 /**
  * Priority levels and cutoffs (Linux Homa: unscheduled levels in homa_outgoing.c, cutoffs per
  * peer in homa_peer.c). Each receiver announces its cutoffs, the longest message it wants at each
  * unscheduled level; a sender sends unscheduled bytes at the level the receiver's cutoffs give
  * the message's length, and scheduled bytes at the level the receiver's grant names. Control
- * packets go at the highest level.
+ * packets go at the highest level. CUTOFFS also say how many unscheduled bytes per message the
+ * receiver accepts (homa-java's own field, not in Linux Homa): a sender sends a peer no more than
+ * that once it knows it, so that a receiver set lower than its sender does not drop the excess.
  */
 final class Priorities {
     /** The level of every control packet. */
     static final int CONTROL = WireFormat.MAX_PRIORITY;
-    /** The version of our cutoffs: they never change while the engine runs. */
-    private static final int OUR_CUTOFF_VERSION = 1;
 
     private final EngineConfig cfg;
     private final EngineCounters counters;
     private final RpcTable rpcs;
     private final ControlPackets control;
     private final int[] ourCutoffs;
+    /** Our unscheduled limit in the units CUTOFFS carry (rounded down, so never more than we accept). */
+    private final int ourUnscheduledUnits;
+    /**
+     * The version of what we announce, which never changes while the engine runs: a digest of it,
+     * so that a peer that learned an earlier engine's values on this address (a restart with
+     * other settings) sees its version as stale and hears the new ones.
+     */
+    private final int ourVersion;
 
     Priorities(EngineConfig cfg, EngineCounters counters, RpcTable rpcs, ControlPackets control) {
         this.cfg = cfg;
@@ -31,6 +40,15 @@ final class Priorities {
         this.rpcs = rpcs;
         this.control = control;
         this.ourCutoffs = cfg.unscheduledCutoffs();
+        this.ourUnscheduledUnits = Math.min(0xFFFF, cfg.unscheduledLimit() / WireFormat.UNSCHEDULED_UNIT);
+        this.ourVersion = version(ourCutoffs, ourUnscheduledUnits);
+    }
+
+    /** A version in 1..65,535 (0 means "none" on the wire) that differs when what is announced does, most likely. */
+    static int version(int[] cutoffs, int unscheduledUnits) {
+        int h = 31 * Arrays.hashCode(cutoffs) + unscheduledUnits;
+        h ^= h >>> 16;
+        return 1 + Integer.remainderUnsigned(h, 0xFFFF);
     }
 
     /** Level of the byte at {@code offset} of {@code m}: unscheduled from the receiver's cutoffs, else granted. */
@@ -71,7 +89,7 @@ final class Priorities {
      * not ours, tell the peer our cutoffs (at most once per {@code cutoffsIntervalNanos}).
      */
     void announceIfStale(long now, Rpc rpc, int theirs) {
-        if (theirs == OUR_CUTOFF_VERSION) {
+        if (theirs == ourVersion) {
             return;
         }
         Peer peer = rpc.peer;
@@ -79,10 +97,10 @@ final class Priorities {
             return;
         }
         peer.cutoffsSentAt = now;
-        control.cutoffs(peer.address, rpc.id, ourCutoffs, OUR_CUTOFF_VERSION);
+        control.cutoffs(peer.address, rpc.id, ourCutoffs, ourVersion, ourUnscheduledUnits);
     }
 
-    /** A CUTOFFS packet: the peer's levels for our unscheduled bytes to it. */
+    /** A CUTOFFS packet: the peer's levels for our unscheduled bytes to it, and how many it accepts. */
     void onCutoffs(InetSocketAddress from, DecodedPacket p) {
         Peer peer = rpcs.peer(from);
         if (peer == null) {
@@ -94,5 +112,6 @@ final class Priorities {
         }
         System.arraycopy(p.cutoffs, 0, peer.cutoffs, 0, WireFormat.PRIORITY_LEVELS);
         peer.cutoffVersion = p.cutoffVersion;
+        peer.unscheduledAccepted = p.unscheduledUnits * WireFormat.UNSCHEDULED_UNIT;
     }
 }

@@ -56,7 +56,7 @@ class PacketOwnershipTest {
             case RESEND -> PacketEncoder.resend(b, id, 0, -1, 7);
             case RPC_UNKNOWN, BUSY, NEED_ACK, OVERLOADED, CANCEL -> PacketEncoder.bare(b, type, id);
             case RPC_UNKNOWN_SINCE -> PacketEncoder.rpcUnknownSince(b, id, 7, 0);
-            case CUTOFFS -> PacketEncoder.cutoffs(b, id, new int[8], 9);
+            case CUTOFFS -> PacketEncoder.cutoffs(b, id, new int[8], 9, 0);
             case ACK -> PacketEncoder.ack(b, id, new long[]{ackedId}, new int[1], 1);
         }
         b.flip();

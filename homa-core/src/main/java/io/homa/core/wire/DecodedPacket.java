@@ -54,6 +54,11 @@ public final class DecodedPacket {
     // CUTOFFS
     /** CUTOFFS: index = priority level, value = largest message length for that level. */
     public final int[] cutoffs = new int[WireFormat.PRIORITY_LEVELS];
+    /**
+     * CUTOFFS: the unscheduled bytes per message the receiver accepts, in units of
+     * {@link WireFormat#UNSCHEDULED_UNIT} bytes (rounded down); 0 if it did not say (an older engine).
+     */
+    public int unscheduledUnits;
 
     // ACK
     /** ACK: number of valid entries in {@link #ackIds} / {@link #ackPorts}. */
@@ -76,7 +81,8 @@ public final class DecodedPacket {
                     .append(" prio=").append(priority).append(wantsUptime ? " wants-uptime" : "");
             case RPC_UNKNOWN_SINCE -> sb.append(" incarnation=").append(Long.toHexString(incarnation))
                     .append(" uptime=").append(uptimeNanos).append("ns");
-            case CUTOFFS -> sb.append(" version=").append(cutoffVersion);
+            case CUTOFFS -> sb.append(" version=").append(cutoffVersion)
+                    .append(" unscheduled=").append(unscheduledUnits * WireFormat.UNSCHEDULED_UNIT);
             case ACK -> sb.append(" count=").append(ackCount);
             default -> { }
         }

@@ -118,6 +118,7 @@ public final class PacketDecoder {
                     out.cutoffs[i] = c;
                 }
                 out.cutoffVersion = buf.getShort(base + WireFormat.CUTOFFS_OFF_VERSION) & 0xFFFF;
+                out.unscheduledUnits = buf.getShort(base + WireFormat.CUTOFFS_OFF_UNSCHEDULED) & 0xFFFF; // any value is valid
                 return out.cutoffVersion == 0 ? DropReason.BAD_CUTOFFS : null;
             case ACK:
                 if (len < WireFormat.ACK_OFF_ENTRIES) {

@@ -110,15 +110,19 @@ public final class PacketEncoder {
         return WireFormat.UNKNOWN_SINCE_LENGTH;
     }
 
-    /** CUTOFFS; the sender id is that of the RPC whose DATA showed a stale version. */
-    public static int cutoffs(ByteBuffer b, long senderId, int[] cutoffs, int version) {
+    /**
+     * CUTOFFS; the sender id is that of the RPC whose DATA showed a stale version.
+     * {@code unscheduledUnits}: the unscheduled bytes per message this receiver accepts, in units of
+     * {@link WireFormat#UNSCHEDULED_UNIT} (0 to 65,535; 0 says nothing).
+     */
+    public static int cutoffs(ByteBuffer b, long senderId, int[] cutoffs, int version, int unscheduledUnits) {
         int at = b.position();
         common(b, at, PacketType.CUTOFFS, senderId);
         for (int i = 0; i < WireFormat.PRIORITY_LEVELS; i++) {
             b.putInt(at + WireFormat.CUTOFFS_OFF_VALUES + 4 * i, cutoffs[i]);
         }
         b.putShort(at + WireFormat.CUTOFFS_OFF_VERSION, (short) version);
-        b.putShort(at + WireFormat.CUTOFFS_OFF_VERSION + 2, (short) 0);
+        b.putShort(at + WireFormat.CUTOFFS_OFF_UNSCHEDULED, (short) unscheduledUnits);
         b.position(at + WireFormat.CUTOFFS_LENGTH);
         return WireFormat.CUTOFFS_LENGTH;
     }

@@ -83,9 +83,13 @@ public final class WireFormat {
     // RPC_UNKNOWN, BUSY, NEED_ACK, OVERLOADED, CANCEL: the common header alone.
     public static final int BARE_LENGTH = COMMON_HEADER;
 
-    // CUTOFFS: 8 cutoffs u32 (index = priority level), cutoff_version u16, reserved u16.
+    // CUTOFFS: 8 cutoffs u32 (index = priority level), cutoff_version u16, unscheduled_units u16.
     public static final int CUTOFFS_OFF_VALUES = 12;
     public static final int CUTOFFS_OFF_VERSION = 44;
+    /** The unscheduled bytes per message the receiver accepts, in {@link #UNSCHEDULED_UNIT}s; 0: not said. */
+    public static final int CUTOFFS_OFF_UNSCHEDULED = 46;
+    /** Bytes per unit of CUTOFFS' unscheduled_units: 64, so 16 bits say up to 4,194,240 bytes. */
+    public static final int UNSCHEDULED_UNIT = 64;
     public static final int CUTOFFS_LENGTH = 48;
 
     // ACK: count u8, reserved 3 bytes, then count x (client_id u64, server_port u16).

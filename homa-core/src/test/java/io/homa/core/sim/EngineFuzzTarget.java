@@ -361,7 +361,7 @@ final class EngineFuzzTarget {
                 for (int i = 0; i < cutoffs.length; i++) {
                     cutoffs[i] = in.bool() ? in.below(2_000_000) : in.i32();
                 }
-                PacketEncoder.cutoffs(out, id, cutoffs, in.u16());
+                PacketEncoder.cutoffs(out, id, cutoffs, in.u16(), in.u16());
             }
             default -> {
                 int count = in.below(WireFormat.MAX_ACKS + 1);

@@ -121,7 +121,7 @@ class HostilePeerPropertyTest {
                 case 1 -> PacketType.BUSY;
                 default -> PacketType.NEED_ACK;
             }, id);
-            case 4 -> PacketEncoder.cutoffs(b, id, new int[]{r.nextInt(), 0, 5, 9, 100, 10, 1, 0}, 1 + r.nextInt(100));
+            case 4 -> PacketEncoder.cutoffs(b, id, new int[]{r.nextInt(), 0, 5, 9, 100, 10, 1, 0}, 1 + r.nextInt(100), 0);
             case 5 -> {
                 long[] ids = new long[5];
                 for (int i = 0; i < 5; i++) {

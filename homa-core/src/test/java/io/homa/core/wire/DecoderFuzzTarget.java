@@ -72,7 +72,7 @@ final class DecoderFuzzTarget {
                     p.wantsUptime ? WireFormat.RESEND_FLAG_WANTS_UPTIME : 0);
             case RPC_UNKNOWN, BUSY, NEED_ACK, OVERLOADED, CANCEL -> PacketEncoder.bare(out, p.type, p.senderId);
             case RPC_UNKNOWN_SINCE -> PacketEncoder.rpcUnknownSince(out, p.senderId, p.incarnation, p.uptimeNanos);
-            case CUTOFFS -> PacketEncoder.cutoffs(out, p.senderId, p.cutoffs, p.cutoffVersion);
+            case CUTOFFS -> PacketEncoder.cutoffs(out, p.senderId, p.cutoffs, p.cutoffVersion, p.unscheduledUnits);
             case ACK -> PacketEncoder.ack(out, p.senderId, p.ackIds, p.ackPorts, p.ackCount);
         }
     }
@@ -108,6 +108,7 @@ final class DecoderFuzzTarget {
             case CUTOFFS -> {
                 assertArrayEquals(p.cutoffs, q.cutoffs);
                 assertEquals(p.cutoffVersion, q.cutoffVersion);
+                assertEquals(p.unscheduledUnits, q.unscheduledUnits);
             }
             case ACK -> {
                 assertEquals(p.ackCount, q.ackCount);

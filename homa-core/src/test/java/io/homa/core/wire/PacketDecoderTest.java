@@ -86,7 +86,7 @@ class PacketDecoderTest {
 
     static byte[] cutoffs(long id, int[] values, int version) {
         ByteBuffer b = ByteBuffer.allocate(WireFormat.CUTOFFS_LENGTH);
-        PacketEncoder.cutoffs(b, id, values, version);
+        PacketEncoder.cutoffs(b, id, values, version, 0);
         return written(b);
     }
 

@@ -344,7 +344,7 @@ class PacketEncoderTest {
             case DATA -> PacketEncoder.data(b, 2, 1, 1, 0, 0, false, 0, 0, payload(1, 0), 0, 1);
             case GRANT -> PacketEncoder.grant(b, 2, 1, 1);
             case RESEND -> PacketEncoder.resend(b, 2, 1, 1, 1);
-            case CUTOFFS -> PacketEncoder.cutoffs(b, 2, DEFAULT_CUTOFFS, 1);
+            case CUTOFFS -> PacketEncoder.cutoffs(b, 2, DEFAULT_CUTOFFS, 1, 0);
             case ACK -> PacketEncoder.ack(b, 2, new long[0], new int[0], 0);
             case RPC_UNKNOWN_SINCE -> PacketEncoder.rpcUnknownSince(b, 3, 5, 7);
             default -> PacketEncoder.bare(b, type, 2);
@@ -368,7 +368,7 @@ class PacketEncoderTest {
     @Test
     void cutoffs_linuxDefaults_roundTrip() {
         ByteBuffer b = ByteBuffer.allocate(100);
-        int n = PacketEncoder.cutoffs(b, 6, DEFAULT_CUTOFFS, 1);
+        int n = PacketEncoder.cutoffs(b, 6, DEFAULT_CUTOFFS, 1, 0);
         assertEquals(WireFormat.CUTOFFS_LENGTH, n);
         assertEquals(WireFormat.CUTOFFS_LENGTH, b.position());
         DecodedPacket p = decodeWritten(b);
@@ -381,7 +381,7 @@ class PacketEncoderTest {
     @ValueSource(ints = {1, 2, 255, 256, 0x7FFF, 0xFFFF})
     void cutoffs_version_roundTrip(int version) {
         ByteBuffer b = ByteBuffer.allocate(100);
-        PacketEncoder.cutoffs(b, 6, DEFAULT_CUTOFFS, version);
+        PacketEncoder.cutoffs(b, 6, DEFAULT_CUTOFFS, version, 0);
         assertEquals(version, decodeWritten(b).cutoffVersion);
     }
 
@@ -389,7 +389,7 @@ class PacketEncoderTest {
     void cutoffs_extremeValues_roundTrip() {
         int[] c = {Integer.MAX_VALUE, 0, 1, 2, 3, Integer.MAX_VALUE - 1, 65_536, 7};
         ByteBuffer b = ByteBuffer.allocate(100);
-        PacketEncoder.cutoffs(b, 6, c, 2);
+        PacketEncoder.cutoffs(b, 6, c, 2, 0);
         assertArrayEquals(c, decodeWritten(b).cutoffs);
     }
 
@@ -397,11 +397,22 @@ class PacketEncoderTest {
     void cutoffs_valueIndexIsPriorityLevel() {
         int[] c = {10, 11, 12, 13, 14, 15, 16, 17};
         ByteBuffer b = ByteBuffer.allocate(100);
-        PacketEncoder.cutoffs(b, 6, c, 2);
+        PacketEncoder.cutoffs(b, 6, c, 2, 0);
         for (int level = 0; level < 8; level++) {
             assertEquals(10 + level, b.getInt(WireFormat.CUTOFFS_OFF_VALUES + 4 * level));
         }
-        assertEquals(0, b.getShort(WireFormat.CUTOFFS_OFF_VERSION + 2));
+        assertEquals(0, b.getShort(WireFormat.CUTOFFS_OFF_UNSCHEDULED), "0: nothing said of unscheduled bytes");
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {0, 1, 626, 0x7FFF, 0x8000, 0xFFFF})
+    void cutoffs_unscheduledUnits_roundTripUnsigned(int units) {
+        ByteBuffer b = ByteBuffer.allocate(100);
+        PacketEncoder.cutoffs(b, 6, DEFAULT_CUTOFFS, 3, units);
+        assertEquals(units, b.getShort(WireFormat.CUTOFFS_OFF_UNSCHEDULED) & 0xFFFF, "bytes 46-47");
+        DecodedPacket p = decodeWritten(b);
+        assertEquals(units, p.unscheduledUnits);
+        assertEquals(3, p.cutoffVersion, "the version beside it is untouched");
     }
 
     // ------------------------------------------------------------------ ACK
@@ -465,7 +476,7 @@ class PacketEncoderTest {
                 case DATA -> PacketEncoder.data(b, 2, 1, 1, 0, 0, false, 0, 0, payload(1, 0), 0, 1);
                 case GRANT -> PacketEncoder.grant(b, 2, 1, 1);
                 case RESEND -> PacketEncoder.resend(b, 2, 1, 1, 1);
-                case CUTOFFS -> PacketEncoder.cutoffs(b, 2, DEFAULT_CUTOFFS, 1);
+                case CUTOFFS -> PacketEncoder.cutoffs(b, 2, DEFAULT_CUTOFFS, 1, 0);
                 case ACK -> PacketEncoder.ack(b, 2, new long[0], new int[0], 0);
                 default -> PacketEncoder.bare(b, type, 2);
             }
@@ -565,7 +576,7 @@ class PacketEncoderTest {
             c[i] = seeds[i] & Integer.MAX_VALUE;
         }
         ByteBuffer b = ByteBuffer.allocate(WireFormat.CUTOFFS_LENGTH);
-        PacketEncoder.cutoffs(b, 2, c, version);
+        PacketEncoder.cutoffs(b, 2, c, version, 0);
         DecodedPacket p = decodeWritten(b);
         assertArrayEquals(c, p.cutoffs);
         assertEquals(version, p.cutoffVersion);
