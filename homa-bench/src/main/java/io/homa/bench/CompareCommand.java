@@ -73,7 +73,8 @@ public final class CompareCommand implements Callable<Integer> {
 
     @Option(names = "--scenarios", split = ",", paramLabel = "NAME",
             description = "Scenarios to run (default: the mode's set). Known: unloaded-100B, unloaded-1KB, unloaded-10KB, "
-                    + "unloaded-1MB, loaded-100B, loaded-100B-4clients, throughput-1MB, throughput-100B.")
+                    + "unloaded-1MB, loaded-100B, loaded-100B-4clients, throughput-1MB, throughput-100B; "
+                    + "and on request only incast-1MB-8clients (eight clients start a 1 MB call at once, round after round).")
     List<String> scenarios;
 
     @Option(names = "--repetitions", paramLabel = "N", description = "Repetitions per transport and scenario (median reported).")

@@ -244,7 +244,7 @@ public final class CompareReport {
             Summary b = get(den, s);
             if (a != null && b != null) {
                 Map<String, Object> m = percentileRatios(a, b, true);
-                if (s.kind() == Scenario.Kind.THROUGHPUT) {
+                if (s.kind() == Scenario.Kind.THROUGHPUT || s.kind() == Scenario.Kind.INCAST) {
                     m.put("gbit_per_s", a.gbitPerSecond() / b.gbitPerSecond());
                     putRange(m, "gbit_per_s", a.ratioRange(b, RunResult::gbitPerSecond));
                     m.put("calls_per_s", a.callsPerSecond() / b.callsPerSecond());

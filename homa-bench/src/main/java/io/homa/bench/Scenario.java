@@ -15,6 +15,11 @@ import java.util.List;
  * <li>{@code loaded-100B-4clients}: the same probe on its own client while the same background
  *     arrives round-robin through four other clients: only the server and the host are shared.</li>
  * <li>{@code throughput-*}: a window of calls kept outstanding; calls/s and payload Gbit/s.</li>
+ * <li>{@code incast-1MB-8clients} (on request, not in the full or quick set): eight clients each
+ *     start a 1 MB call at the same moment, round after round, so that eight requests arrive at
+ *     the server at once (and eight responses leave it); a round's latency is its slowest call's.
+ *     For what a receiver meets when many senders start at once: unscheduled bytes arrive
+ *     unasked, as many as each sender sends before a grant.</li>
  * </ul>
  */
 public enum Scenario {
@@ -25,10 +30,12 @@ public enum Scenario {
     LOADED_100B("loaded-100B", Kind.LOADED, 100, 1, 1_000, 10_000),
     LOADED_100B_4CLIENTS("loaded-100B-4clients", Kind.LOADED, 100, 1, 1_000, 10_000),
     THROUGHPUT_1MB("throughput-1MB", Kind.THROUGHPUT, 1_000_000, 4, 40, 2_000),
-    THROUGHPUT_100B("throughput-100B", Kind.THROUGHPUT, 100, 64, 40_000, 400_000);
+    THROUGHPUT_100B("throughput-100B", Kind.THROUGHPUT, 100, 64, 40_000, 400_000),
+    /** Window = clients; calls are rounds (each of {@code window} calls). */
+    INCAST_1MB_8CLIENTS("incast-1MB-8clients", Kind.INCAST, 1_000_000, 8, 10, 200);
 
     /** What a scenario measures. */
-    public enum Kind { UNLOADED, LOADED, THROUGHPUT }
+    public enum Kind { UNLOADED, LOADED, THROUGHPUT, INCAST }
 
     /** Size of the background calls of the loaded scenarios. */
     public static final int BACKGROUND_SIZE = 1_000_000;
@@ -71,7 +78,7 @@ public enum Scenario {
         return size;
     }
 
-    /** Calls kept outstanding (1 for the latency scenarios). */
+    /** Calls kept outstanding (1 for the latency scenarios; the clients of an incast). */
     public int window() {
         return window;
     }

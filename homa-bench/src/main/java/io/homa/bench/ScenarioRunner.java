@@ -117,6 +117,7 @@ public final class ScenarioRunner {
                 case UNLOADED -> unloaded(scenario, pair, repetition, start);
                 case LOADED -> loaded(scenario, pair, repetition, start);
                 case THROUGHPUT -> throughput(scenario, pair, repetition, start);
+                case INCAST -> incast(scenario, pair, repetition, start);
             };
         } catch (CallFailed e) {
             return failed(scenario, transport, repetition, start, e.getMessage());
@@ -351,6 +352,56 @@ public final class ScenarioRunner {
         return result(s, pair, rep, start, m, null);
     }
 
+    private RunResult incast(Scenario s, EchoPair pair, int rep, long start)
+            throws CallFailed, InterruptedException {
+        List<EchoClient> clients = new ArrayList<>();
+        clients.add(pair.client());
+        while (clients.size() < s.window()) {
+            clients.add(pair.newClient());
+        }
+        if (clients.get(0).blocking()) {
+            throw new CallFailed("an incast needs clients whose calls start without waiting (this transport's block)", null);
+        }
+        byte[] request = Payloads.of(s.size());
+        rounds(clients, request, s.warmupCalls(mode), warmupCap(s), null);
+        Histogram h = LatencyStats.newHistogram();
+        Measured m = rounds(clients, request, s.measuredCalls(mode), measureCap(s), h);
+        return result(s, pair, rep, start, m, null);
+    }
+
+    /**
+     * Up to {@code rounds} rounds (or until {@code cap} passed), in each of which every client
+     * starts one call, all from this thread one after another without waiting, then all are
+     * awaited. A round's time, its slowest call's, goes into {@code h} if given; the calls counted
+     * are every client's.
+     */
+    private Measured rounds(List<EchoClient> clients, byte[] request, int rounds, Duration cap, Histogram h)
+            throws CallFailed, InterruptedException {
+        List<CompletableFuture<byte[]>> calls = new ArrayList<>(clients.size());
+        Meter meter = startMeter();
+        long begin = System.nanoTime();
+        long end = begin + cap.toNanos();
+        long now = begin;
+        long made = 0;
+        for (int r = 0; r < rounds && now < end; r++) {
+            long t0 = System.nanoTime();
+            calls.clear();
+            for (EchoClient c : clients) {
+                calls.add(c.call(request));
+            }
+            for (CompletableFuture<byte[]> f : calls) {
+                check(f, request);
+            }
+            made += calls.size();
+            now = System.nanoTime();
+            if (h != null) {
+                h.recordValue(Math.max(1, Math.min(now - t0, LatencyStats.HIGHEST_NANOS)));
+            }
+        }
+        CostMeter.Cost cost = meter.stop();
+        return new Measured(h == null ? null : LatencyStats.of(h), made, now - begin, cost);
+    }
+
     /** Calls measured in one phase, and what the phase cost the process. */
     private record Measured(LatencyStats stats, long calls, long nanos, CostMeter.Cost cost) {
         double callsPerSecond() {
@@ -402,9 +453,14 @@ public final class ScenarioRunner {
     }
 
     private void call(EchoClient client, byte[] request) throws CallFailed, InterruptedException {
+        check(client.call(request), request);
+    }
+
+    /** Waits for {@code call} (at most the call timeout) and checks that it echoed {@code request}. */
+    private void check(CompletableFuture<byte[]> call, byte[] request) throws CallFailed, InterruptedException {
         byte[] reply;
         try {
-            reply = client.call(request).get(callTimeout.toNanos(), TimeUnit.NANOSECONDS);
+            reply = call.get(callTimeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (ExecutionException e) {
             throw new CallFailed("call of " + request.length + " bytes failed: " + e.getCause(), e.getCause());
         } catch (TimeoutException e) {
