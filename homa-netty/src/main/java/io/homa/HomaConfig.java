@@ -555,7 +555,15 @@ public final class HomaConfig {
         public Builder mtu(int v) { protocol.mtu(v); mtuChosen = true; return this; }
         /** Largest request or response in bytes (default 64 MiB). */
         public Builder maxMessageLength(int v) { protocol.maxMessageLength(v); return this; }
-        /** Bytes of each message sent before any grant (default 40,000; see {@link #linkMbps}). */
+        /**
+         * Bytes of each message sent before any grant. Default: on a link of the default rate or
+         * faster, what the link carries in 80 us (250,000 bytes at 25 Gbit/s), at most a quarter of
+         * the grant budget ({@link #maxIncoming}): a round trip to the first grant through two
+         * user-space hosts (the engine's own default, Linux Homa's, is 40,000: a kernel's round trip);
+         * on a slower link see {@link #linkMbps}. A receiver announces what it accepts, and a sender
+         * sends it no more than that once it has heard it (a first message to a peer goes by the
+         * sender's own setting).
+         */
         public Builder unscheduledBytes(int v) { protocol.unscheduledBytes(v); unscheduledChosen = true; return this; }
         /**
          * Receiver: bytes granted but not yet received, over all messages. By default it covers a
@@ -575,8 +583,8 @@ public final class HomaConfig {
          * Link rate, Mbit/s (default 25,000): the pacer's rate and the timer traffic's share. On a
          * link slower than the default, what you do not set yourself is derived from it:
          * <ul>
-         * <li>the unscheduled bytes (a round trip's worth) shrink in proportion, to no less than one
-         *     segment: otherwise a 10 Mbit/s link would take 40,000 bytes of every message
+         * <li>the unscheduled bytes are the engine's 40,000 (a kernel's round trip at the default
+         *     rate) scaled in proportion, to no less than one segment: otherwise a 10 Mbit/s link would take 40,000 bytes of every message
          *     unannounced (32 ms of queue at the receiver's switch port, in front of short messages);</li>
          * <li>the grant budget ({@link #maxIncoming}) becomes 5 ms of the link, at least ten segments
          *     and at most 400,000 bytes or 0.5 ms of the link, whichever is more (625,000 bytes at

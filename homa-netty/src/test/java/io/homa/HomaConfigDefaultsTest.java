@@ -20,9 +20,16 @@ class HomaConfigDefaultsTest {
     }
 
     @Test
-    void defaultLink_keepsUnscheduledBytes_budgetCoversHalfAMillisecondOfTheLink() {
+    void defaultLink_unscheduledBytesCoverEightyMicroseconds_budgetHalfAMillisecondOfTheLink() {
         EngineConfig e = onEthernet().build().engineConfig();
-        assertEquals(D.unscheduledBytes, e.unscheduledBytes);
+        assertEquals(250_000, e.unscheduledBytes, "80 us at 25 Gbit/s: a user-space round trip to the first grant, not Linux Homa's 40,000");
+        assertEquals(250_000, onEthernet().linkMbps(25_000).build().engineConfig().unscheduledBytes, "the default rate, given");
+        assertEquals(250_000, onEthernet().mtu(65_535).build().engineConfig().unscheduledBytes, "at any MTU");
+        assertEquals(40_000, onEthernet().unscheduledBytes(40_000).build().engineConfig().unscheduledBytes, "a choice wins");
+        assertEquals(100_000, onEthernet().maxIncoming(400_000).build().engineConfig().unscheduledBytes,
+                "at most a quarter of the grant budget");
+        assertEquals(D.unscheduledBytes, onEthernet().maxIncoming(100_000).build().engineConfig().unscheduledBytes,
+                "never below the engine's own");
         assertEquals(1_562_500, e.maxIncoming, "0.5 ms at 25 Gbit/s: a user-space grant turnaround, not Linux Homa's 400,000");
         assertEquals(1_562_500, onEthernet().mtu(9_000).build().engineConfig().maxIncoming, "a chosen MTU of 9,000 too");
         assertEquals(400_000, onEthernet().maxIncoming(400_000).build().engineConfig().maxIncoming, "a chosen budget wins");
@@ -121,9 +128,9 @@ class HomaConfigDefaultsTest {
     }
 
     @Test
-    void fasterLink_keepsUnscheduledBytes_budgetCappedAtTheLargeMtuOne() {
+    void fasterLink_unscheduledBytesAtMostAQuarterOfTheBudget_budgetCappedAtTheLargeMtuOne() {
         EngineConfig e = onEthernet().linkMbps(100_000).build().engineConfig();
-        assertEquals(D.unscheduledBytes, e.unscheduledBytes);
+        assertEquals(HomaConfig.LARGE_MTU_MAX_INCOMING / 4, e.unscheduledBytes, "80 us at 100 Gbit/s (1 MB), capped");
         assertEquals(HomaConfig.LARGE_MTU_MAX_INCOMING, e.maxIncoming, "0.5 ms at 100 Gbit/s (6.25 MB), capped");
     }
 

@@ -13,7 +13,8 @@ import java.net.NetworkInterface;
  * The protocol settings a configuration derives from where the socket runs, for the settings its
  * user did not choose: the MTU from the bind interface (and a larger grant budget with it above
  * jumbo frames, and one that covers a user-space host's grant turnaround below them), the IPv6
- * header size, and on a link slower than the default the unscheduled bytes, the grant budget and
+ * header size, unscheduled bytes that cover a user-space round trip to the first grant on a link
+ * of the default rate or faster, and on a slower link the unscheduled bytes, the grant budget and
  * the NIC queue scaled to it; and the pacer only where the link's rate or queue was given.
  * {@code HomaConfig.build()} calls it.
  * Internal use only.
@@ -41,6 +42,18 @@ public final class DerivedProtocol {
      * TCP); with 1,562,500, 0.94-0.97x (docs/benchmarks.md, "The grant budget at a real MTU").
      */
     private static final long GRANT_TURNAROUND_NANOS = 500_000;
+
+    /**
+     * Link time a message's unscheduled bytes cover on a link of the default rate or faster
+     * (250,000 bytes at 25 Gbit/s), at most a quarter of the grant budget: the round trip to a
+     * message's first grant through two user-space hosts. Linux Homa's 40,000 bytes are 13 us of
+     * such a link, a kernel's round trip; here a lone 1 MB message then waited for its first grant
+     * (on a veth pair at MTU 1,500: 1.24x blocking TCP's p50 with 40,000 against 1.05x with
+     * 250,000, medians of ten runs each), and an incast of eight 1 MB requests did no worse with
+     * the larger value (docs/benchmarks.md, "Eight senders at once"). Receivers announce what they
+     * accept, so a peer set lower is sent no more than that.
+     */
+    private static final long UNSCHEDULED_TURNAROUND_NANOS = 80_000;
 
     /** NIC queue the pacer allows on a link slower than the default: covers a late timer wake-up. */
     private static final long SLOW_LINK_NIC_QUEUE_NANOS = 500_000;
@@ -91,6 +104,10 @@ public final class DerivedProtocol {
         EngineConfig engine = protocol.build();
         if (bind.getAddress() instanceof Inet6Address && engine.ipUdpOverhead == WireFormat.IPV4_UDP_OVERHEAD) {
             engine = engine.toBuilder().ipUdpOverhead(WireFormat.IPV6_UDP_OVERHEAD).build();
+        }
+        if (!unscheduledChosen && engine.linkMbps >= EngineConfig.defaults().linkMbps) {
+            long turnaround = Math.min(linkBytes(engine.linkMbps, UNSCHEDULED_TURNAROUND_NANOS), engine.maxIncoming / 4L);
+            engine = engine.toBuilder().unscheduledBytes((int) Math.max(engine.unscheduledBytes, turnaround)).build();
         }
         if (linkChosen && engine.linkMbps < EngineConfig.defaults().linkMbps) {
             engine = scaledToLink(engine); // after the IPv6 header: segments are sized by it
