@@ -37,10 +37,15 @@ class OverloadTest {
         private final ExecutorService pool = Executors.newFixedThreadPool(2);
         private final List<Runnable> held = new ArrayList<>();
         private boolean closed;
+        /** When the first task was held (System.nanoTime()). */
+        private long firstHeldAt;
 
         @Override
         public synchronized void execute(Runnable task) {
             if (closed) {
+                if (held.isEmpty()) {
+                    firstHeldAt = System.nanoTime();
+                }
                 held.add(task);
             } else {
                 pool.execute(task);
@@ -49,6 +54,25 @@ class OverloadTest {
 
         synchronized void close() {
             closed = true;
+        }
+
+        /**
+         * Opens once {@code nanos} have passed since the first task was held. The server hands its
+         * executor a request's task after it has read the request, so a deadline the request
+         * carried with {@code nanos} left has passed on the server's clock by then.
+         */
+        void openOnceHeldFor(long nanos) {
+            long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (true) {
+                synchronized (this) {
+                    if (!held.isEmpty() && System.nanoTime() - firstHeldAt >= nanos) {
+                        open();
+                        return;
+                    }
+                }
+                assertTrue(System.nanoTime() < giveUp, "the request never reached the server's executor");
+                java.util.concurrent.locks.LockSupport.parkNanos(1_000_000); // polls a condition
+            }
         }
 
         synchronized void open() {
@@ -141,7 +165,11 @@ class OverloadTest {
             StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
                     () -> stub.withDeadlineAfter(300, TimeUnit.MILLISECONDS).unaryRpc(request("late")));
             assertEquals(Status.Code.DEADLINE_EXCEEDED, e.getStatus().getCode(), e.getStatus().toString());
-            gate.open();
+            // The client gives up at its deadline; the server's estimate of it (when it read the
+            // request plus the time left) can be later by the time the request waited in its
+            // socket, more than the server's guard on a loaded machine. So the test lets the
+            // handler thread go only when that estimate has passed too: that is the property.
+            gate.openOnceHeldFor(TimeUnit.MILLISECONDS.toNanos(300));
             // A later call is served: so the queue has been worked through, the late one with it.
             assertEquals("after", stub.withDeadlineAfter(20, TimeUnit.SECONDS).unaryRpc(request("after")).getResponseMessage());
             assertEquals(2, arrivals.calls.get(), "the late call reached the application");
