@@ -79,7 +79,7 @@ final class OutgoingData {
      * Our unscheduled limit, or less if the peer said it accepts less: what it said, rounded up to
      * whole segments (one at least). Rounding up is safe: the receiver takes a segment that starts
      * below its own limit plus one datagram, and every segment we send unscheduled starts below
-     * what it said. A peer that has not said (no CUTOFFS yet) gets our own limit.
+     * what it said. A peer whose CUTOFFS have not arrived yet gets our own limit.
      */
     private int unscheduledLimitTo(Peer peer) {
         int theirs = peer.unscheduledAccepted;

@@ -14,8 +14,8 @@ final class Peer {
     /** Version of {@link #cutoffs}; 0 while unknown. */
     int cutoffVersion;
     /**
-     * Unscheduled bytes per message the peer said (in its CUTOFFS) it accepts; 0 while it has not
-     * said (no CUTOFFS yet, or an engine that does not say).
+     * Unscheduled bytes per message the peer accepts, from its CUTOFFS (see
+     * {@code Priorities#onCutoffs}); 0 until its CUTOFFS arrive.
      */
     int unscheduledAccepted;
     /** When we last sent this peer our CUTOFFS (ns); MIN_VALUE: never. */

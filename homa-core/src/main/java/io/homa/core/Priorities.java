@@ -20,6 +20,9 @@ final class Priorities {
     /** The level of every control packet. */
     static final int CONTROL = WireFormat.MAX_PRIORITY;
 
+    /** What an engine that does not announce its unscheduled bytes is taken to accept: that era's default. */
+    static final int LEGACY_UNSCHEDULED_BYTES = 40_000;
+
     private final EngineConfig cfg;
     private final EngineCounters counters;
     private final RpcTable rpcs;
@@ -44,11 +47,15 @@ final class Priorities {
         this.ourVersion = version(ourCutoffs, ourUnscheduledUnits);
     }
 
-    /** A version in 1..65,535 (0 means "none" on the wire) that differs when what is announced does, most likely. */
+    /**
+     * A version in 2..65,535 that differs when what is announced does, most likely: never 0
+     * ("none" on the wire) nor 1 (what every engine announced before the version was a digest).
+     */
     static int version(int[] cutoffs, int unscheduledUnits) {
         int h = 31 * Arrays.hashCode(cutoffs) + unscheduledUnits;
+        h *= 0x9E3779B1; // spread the low bits a small change of units moves
         h ^= h >>> 16;
-        return 1 + Integer.remainderUnsigned(h, 0xFFFF);
+        return 2 + Integer.remainderUnsigned(h, 0xFFFE);
     }
 
     /** Level of the byte at {@code offset} of {@code m}: unscheduled from the receiver's cutoffs, else granted. */
@@ -112,6 +119,19 @@ final class Priorities {
         }
         System.arraycopy(p.cutoffs, 0, peer.cutoffs, 0, WireFormat.PRIORITY_LEVELS);
         peer.cutoffVersion = p.cutoffVersion;
-        peer.unscheduledAccepted = p.unscheduledUnits * WireFormat.UNSCHEDULED_UNIT;
+        peer.unscheduledAccepted = acceptedBy(p.unscheduledUnits);
+    }
+
+    /**
+     * The unscheduled bytes a peer accepts, from its CUTOFFS' {@code unscheduled_units}: 0 is an
+     * engine from before the field, which accepts its own setting, 40,000 (the default of every
+     * engine then) unless its user changed it, so it is taken at that; the field's largest value
+     * means "at least this much", so it limits nothing.
+     */
+    static int acceptedBy(int units) {
+        if (units == 0) {
+            return LEGACY_UNSCHEDULED_BYTES;
+        }
+        return units == 0xFFFF ? Integer.MAX_VALUE : units * WireFormat.UNSCHEDULED_UNIT;
     }
 }

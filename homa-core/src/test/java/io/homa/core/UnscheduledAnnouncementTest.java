@@ -70,17 +70,33 @@ class UnscheduledAnnouncementTest {
     }
 
     @Test
-    void cutoffsThatSayNothing_leaveTheSendersOwnSetting() {
-        EnginePair p = new EnginePair(BIG, CFG);
+    void cutoffsThatSayNothing_areAnOlderEngine_sentAtMostThatEnginesDefault() {
+        // An engine from before the field writes 0 there (it was reserved) and accepts its own
+        // setting, 40,000 by default then.
+        List<EnginePair.Packet> sent = firstPacketsAfterCutoffs(BIG, 0, MB);
+        assertEquals(4, sent.get(0).priority(), "the CUTOFFS were taken (a 1 MB message's unscheduled level)");
+        assertEquals(CFG.unscheduledLimit(), sent.get(0).decoded().incoming, "40,000 in whole segments");
+    }
+
+    @Test
+    void theLargestValue_meansAtLeastThat_andLimitsNothing() {
+        EngineConfig huge = CFG.toBuilder().unscheduledBytes(5_000_000).build();
+        assertEquals(huge.unscheduledLimit(), firstPacketsAfterCutoffs(huge, 0xFFFF, 6 * MB).get(0).decoded().incoming);
+        int seg = huge.segmentPayload();
+        assertEquals((4_194_176 + seg - 1) / seg * seg,
+                firstPacketsAfterCutoffs(huge, 0xFFFE, 6 * MB).get(0).decoded().incoming,
+                "one unit less: 4,194,176 bytes, rounded up to whole segments");
+    }
+
+    /** A's packets for a request of {@code length} sent after B's CUTOFFS said {@code units} (A set to {@code a}). */
+    private static List<EnginePair.Packet> firstPacketsAfterCutoffs(EngineConfig a, int units, int length) {
+        EnginePair p = new EnginePair(a, CFG);
         p.a.startRequest(p.now, p.addrB, bytes(100)); // A now knows B as a peer
         p.drain(p.a);
-        // An engine that does not announce unscheduled bytes writes 0 there (the field was reserved).
         int[] levels = {0, 0, 0, 0, MB, 15_000, 2_800, 200};
-        p.a.onDatagram(p.now, p.addrB, ByteBuffer.wrap(EnginePair.encode(b -> PacketEncoder.cutoffs(b, 2, levels, 9, 0))));
-        p.a.startRequest(p.now, p.addrB, bytes(MB));
-        List<EnginePair.Packet> sent = p.drain(p.a);
-        assertEquals(4, sent.get(0).priority(), "the CUTOFFS were taken (a 1 MB message's unscheduled level)");
-        assertEquals(BIG.unscheduledLimit(), sent.get(0).decoded().incoming);
+        p.a.onDatagram(p.now, p.addrB, ByteBuffer.wrap(EnginePair.encode(b -> PacketEncoder.cutoffs(b, 2, levels, 9, units))));
+        p.a.startRequest(p.now, p.addrB, bytes(length));
+        return p.drain(p.a);
     }
 
     @Test
@@ -105,7 +121,7 @@ class UnscheduledAnnouncementTest {
     }
 
     @Test
-    void theVersion_followsWhatIsAnnounced_andIsNeverZero() {
+    void theVersion_followsWhatIsAnnounced_andIsNeverZeroNorTheOldOne() {
         int[] levels = CFG.unscheduledCutoffs();
         int v = Priorities.version(levels, 626);
         assertEquals(v, Priorities.version(levels.clone(), 626), "the same values, the same version");
@@ -115,7 +131,7 @@ class UnscheduledAnnouncementTest {
         assertNotEquals(v, Priorities.version(other, 626), "other cutoffs");
         for (int u = 0; u <= 0xFFFF; u++) {
             int w = Priorities.version(levels, u);
-            assertTrue(w >= 1 && w <= 0xFFFF, "version " + w + " for " + u);
+            assertTrue(w >= 2 && w <= 0xFFFF, "version " + w + " for " + u);
         }
     }
 
