@@ -95,11 +95,13 @@ public enum Scenario {
 
     /**
      * Whether {@code transport} runs in this scenario (udp-raw has no 1 MB background calls;
-     * homa-2loops runs the throughput scenarios only, udp-spin the unloaded ones only).
+     * homa-2loops runs the throughput scenarios only, udp-spin the unloaded ones only; an incast
+     * needs clients whose calls do not block).
      */
     public boolean appliesTo(Transport transport) {
         if (!transport.supports(size) || transport.throughputOnly() && kind != Kind.THROUGHPUT
-                || transport.unloadedOnly() && kind != Kind.UNLOADED) {
+                || transport.unloadedOnly() && kind != Kind.UNLOADED
+                || kind == Kind.INCAST && transport.blockingClients()) {
             return false;
         }
         return kind != Kind.LOADED || transport.supports(BACKGROUND_SIZE);

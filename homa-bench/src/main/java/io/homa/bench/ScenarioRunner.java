@@ -354,13 +354,13 @@ public final class ScenarioRunner {
 
     private RunResult incast(Scenario s, EchoPair pair, int rep, long start)
             throws CallFailed, InterruptedException {
+        if (pair.client().blocking()) {
+            throw new CallFailed("an incast needs clients whose calls start without waiting (this transport's block)", null);
+        }
         List<EchoClient> clients = new ArrayList<>();
         clients.add(pair.client());
         while (clients.size() < s.window()) {
             clients.add(pair.newClient());
-        }
-        if (clients.get(0).blocking()) {
-            throw new CallFailed("an incast needs clients whose calls start without waiting (this transport's block)", null);
         }
         byte[] request = Payloads.of(s.size());
         rounds(clients, request, s.warmupCalls(mode), warmupCap(s), null);

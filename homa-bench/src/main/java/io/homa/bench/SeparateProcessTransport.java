@@ -51,6 +51,11 @@ final class SeparateProcessTransport implements Transport, AutoCloseable {
     }
 
     @Override
+    public boolean blockingClients() {
+        return local.blockingClients();
+    }
+
+    @Override
     public String warmUpGroup() {
         return name(); // each server JVM warms up on its own
     }

@@ -31,6 +31,11 @@ public final class TcpBlockingTransport implements Transport {
     }
 
     @Override
+    public boolean blockingClients() {
+        return true;
+    }
+
+    @Override
     public String toString() {
         return name();
     }

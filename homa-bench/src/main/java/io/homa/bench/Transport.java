@@ -48,6 +48,14 @@ public interface Transport {
     }
 
     /**
+     * Whether this transport's clients block the caller for each call ({@link EchoClient#blocking()}):
+     * {@code compare} leaves them out of scenarios whose calls must start together (an incast).
+     */
+    default boolean blockingClients() {
+        return false;
+    }
+
+    /**
      * Transports of one group run the same code, so {@code compare}'s JIT warm-up of the first
      * serves them all (homa and homa-2loops); by default each transport is its own group.
      */

@@ -86,6 +86,32 @@ class CompareCommandTest {
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     @SuppressWarnings("unchecked")
+    void incast__everyClientsCallsCounted_blockingClientsLeftOut(@TempDir Path dir) throws Exception {
+        Outcome r = compare("--smoke", "--scenarios", "incast-1MB-8clients", "--transports", "homa,tcp-single,tcp-blocking",
+                "--repetitions", "1", "--out", dir.toString());
+        assertEquals(0, r.code(), () -> "stdout:\n" + r.out() + "\nstderr:\n" + r.err());
+        Map<String, Object> root = (Map<String, Object>) JsonParser.parse(Files.readString(dir.resolve("results.json")));
+        Map<String, Object> results = (Map<String, Object>) root.get("results");
+        for (String t : List.of("homa", "tcp-single")) {
+            Map<String, Object> fig = (Map<String, Object>) ((Map<String, Object>) results.get(t)).get("incast-1MB-8clients");
+            assertEquals(8.0, ((Number) fig.get("outstanding")).doubleValue(), t);
+            assertEquals(1.0, ((Number) fig.get("repetitions_ok")).doubleValue(), t + ": " + fig);
+            // The latency samples are rounds; the rate counts every client's calls: 8 per round.
+            double rounds = ((Number) fig.get("samples")).doubleValue();
+            double seconds = ((Number) ((List<Object>) fig.get("measured_s_per_repetition")).get(0)).doubleValue();
+            double calls = ((Number) fig.get("calls_per_s")).doubleValue();
+            assertTrue(rounds >= 10, t + ": " + fig);
+            assertEquals(8 * rounds, calls * seconds, 0.02 * 8 * rounds, t + ": " + fig);
+        }
+        Map<String, Object> blocking = (Map<String, Object>) results.get("tcp-blocking");
+        assertTrue(blocking == null || !blocking.containsKey("incast-1MB-8clients"), "tcp-blocking's calls cannot start together");
+        assertTrue(((Map<String, Object>) ((Map<String, Object>) root.get("ratios")).get("homa/tcp-single"))
+                .containsKey("incast-1MB-8clients"));
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    @SuppressWarnings("unchecked")
     void sweep__writesOneCurvePerTransport(@TempDir Path dir) throws Exception {
         Outcome r = compare("--smoke", "--sweep", "--sweep-loads", "0.2,0.5", "--transports", "homa,tcp-single,udp-raw",
                 "--out", dir.toString());

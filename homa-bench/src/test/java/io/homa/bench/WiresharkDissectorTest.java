@@ -140,8 +140,9 @@ class WiresharkDissectorTest {
     }
 
     private static HomaConfig.Builder config(int port) {
-        // An Ethernet MTU so that messages span many segments and need grants.
-        return HomaConfig.builder().bindAddress(new InetSocketAddress(HOST, port)).mtu(1500);
+        // An Ethernet MTU and Linux Homa's unscheduled bytes, so that messages span many segments
+        // and need grants (homa-netty's own default, 250,000, would send every echo here blind).
+        return HomaConfig.builder().bindAddress(new InetSocketAddress(HOST, port)).mtu(1500).unscheduledBytes(40_000);
     }
 
     private Traffic runWorkload(HomaSocket serverA, InetSocketAddress server, DatagramSocket raw) throws Exception {
