@@ -21,7 +21,8 @@ import java.util.concurrent.Executor;
  * <ul>
  *   <li><b>The protocol</b>: MTU, message size limit, unscheduled bytes, grants, priorities, pacer,
  *       timers and limits, one builder method each (docs/tuning.md explains every one). The
- *       socket hands them to its engines; the values the build derived (MTU, grant budget) can be
+ *       socket hands them to its engines; the values the build derived (MTU, unscheduled bytes,
+ *       grant budget) can be
  *       read back with {@link #mtu()}, {@link #unscheduledBytes()}, {@link #maxIncoming()}.</li>
  *   <li><b>The API</b>: the default call deadline, the server's request timeout, and where user
  *       code runs (a separate executor by default; on the event loop with

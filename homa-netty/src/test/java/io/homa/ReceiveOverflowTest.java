@@ -26,7 +26,8 @@ class ReceiveOverflowTest {
 
     @Test
     void aBurstOfLargeMessagesIntoASmallReceiveBufferRecoversThroughResend() throws Exception {
-        // 64 KiB of SO_RCVBUF (the kernel doubles it) against 64 x 40 KB of unscheduled data at once.
+        // 64 KiB of SO_RCVBUF (the kernel doubles it) against 64 x 200 KB of unscheduled data at once
+        // (all of each message: homa-netty's default unscheduled bytes are 250,000).
         HomaConfig small = Loopback.config().mtu(1_500).receiveBufferBytes(64 * 1024).build();
         try (HomaSocket server = HomaSocket.open(small);
              HomaSocket client = HomaSocket.open(Loopback.config().mtu(1_500).build())) {

@@ -49,8 +49,8 @@ public final class DerivedProtocol {
      * message's first grant through two user-space hosts. Linux Homa's 40,000 bytes are 13 us of
      * such a link, a kernel's round trip; here a lone 1 MB message then waited for its first grant
      * (on a veth pair at MTU 1,500: 1.24x blocking TCP's p50 with 40,000 against 1.05x with
-     * 250,000, medians of ten runs each), and an incast of eight 1 MB requests did no worse with
-     * the larger value (docs/benchmarks.md, "Eight senders at once"). Receivers announce what they
+     * 250,000, medians of ten runs each); an incast of eight 1 MB requests showed no consistent
+     * difference (docs/benchmarks.md, "Eight senders at once"). Receivers announce what they
      * accept, so a peer set lower is sent no more than that.
      */
     private static final long UNSCHEDULED_TURNAROUND_NANOS = 80_000;
@@ -107,7 +107,9 @@ public final class DerivedProtocol {
         }
         if (!unscheduledChosen && engine.linkMbps >= EngineConfig.defaults().linkMbps) {
             long turnaround = Math.min(linkBytes(engine.linkMbps, UNSCHEDULED_TURNAROUND_NANOS), engine.maxIncoming / 4L);
-            engine = engine.toBuilder().unscheduledBytes((int) Math.max(engine.unscheduledBytes, turnaround)).build();
+            // Never below the engine's default (a small budget's quarter can be).
+            int floor = EngineConfig.defaults().unscheduledBytes;
+            engine = engine.toBuilder().unscheduledBytes((int) Math.max(floor, turnaround)).build();
         }
         if (linkChosen && engine.linkMbps < EngineConfig.defaults().linkMbps) {
             engine = scaledToLink(engine); // after the IPv6 header: segments are sized by it
