@@ -352,11 +352,9 @@ public final class ScenarioRunner {
         return result(s, pair, rep, start, m, null);
     }
 
+    /** Transports whose clients block are left out ({@link Scenario#appliesTo}): their calls cannot start together. */
     private RunResult incast(Scenario s, EchoPair pair, int rep, long start)
             throws CallFailed, InterruptedException {
-        if (pair.client().blocking()) {
-            throw new CallFailed("an incast needs clients whose calls start without waiting (this transport's block)", null);
-        }
         List<EchoClient> clients = new ArrayList<>();
         clients.add(pair.client());
         while (clients.size() < s.window()) {

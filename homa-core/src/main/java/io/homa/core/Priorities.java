@@ -43,7 +43,7 @@ final class Priorities {
         this.rpcs = rpcs;
         this.control = control;
         this.ourCutoffs = cfg.unscheduledCutoffs();
-        this.ourUnscheduledUnits = Math.min(0xFFFF, cfg.unscheduledLimit() / WireFormat.UNSCHEDULED_UNIT);
+        this.ourUnscheduledUnits = Math.min(WireFormat.MAX_UNSCHEDULED_UNITS, cfg.unscheduledLimit() / WireFormat.UNSCHEDULED_UNIT);
         this.ourVersion = version(ourCutoffs, ourUnscheduledUnits);
     }
 
@@ -132,6 +132,6 @@ final class Priorities {
         if (units == 0) {
             return LEGACY_UNSCHEDULED_BYTES;
         }
-        return units == 0xFFFF ? Integer.MAX_VALUE : units * WireFormat.UNSCHEDULED_UNIT;
+        return units == WireFormat.MAX_UNSCHEDULED_UNITS ? Integer.MAX_VALUE : units * WireFormat.UNSCHEDULED_UNIT;
     }
 }

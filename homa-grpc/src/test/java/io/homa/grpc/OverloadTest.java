@@ -62,17 +62,12 @@ class OverloadTest {
          * carried with {@code nanos} left has passed on the server's clock by then.
          */
         void openOnceHeldFor(long nanos) {
-            long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (true) {
+            awaitTrue(() -> {
                 synchronized (this) {
-                    if (!held.isEmpty() && System.nanoTime() - firstHeldAt >= nanos) {
-                        open();
-                        return;
-                    }
+                    return !held.isEmpty() && System.nanoTime() - firstHeldAt >= nanos;
                 }
-                assertTrue(System.nanoTime() < giveUp, "the request never reached the server's executor");
-                java.util.concurrent.locks.LockSupport.parkNanos(1_000_000); // polls a condition
-            }
+            }, "the request never reached the server's executor");
+            open();
         }
 
         synchronized void open() {
@@ -179,14 +174,18 @@ class OverloadTest {
     }
 
     private static void awaitHeld(Gate gate) {
-        long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (true) {
+        awaitTrue(() -> {
             synchronized (gate) {
-                if (!gate.held.isEmpty()) {
-                    return;
-                }
+                return !gate.held.isEmpty();
             }
-            assertTrue(System.nanoTime() < giveUp, "the OPEN never reached the server's queue");
+        }, "the OPEN never reached the server's queue");
+    }
+
+    /** Polls {@code condition} until it holds; fails with {@code never} after 20 s. */
+    private static void awaitTrue(java.util.function.BooleanSupplier condition, String never) {
+        long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!condition.getAsBoolean()) {
+            assertTrue(System.nanoTime() < giveUp, never);
             java.util.concurrent.locks.LockSupport.parkNanos(1_000_000); // polls a condition
         }
     }

@@ -90,6 +90,8 @@ public final class WireFormat {
     public static final int CUTOFFS_OFF_UNSCHEDULED = 46;
     /** Bytes per unit of CUTOFFS' unscheduled_units: 64, so 16 bits say up to 4,194,240 bytes. */
     public static final int UNSCHEDULED_UNIT = 64;
+    /** The largest unscheduled_units, which means "at least this many". */
+    public static final int MAX_UNSCHEDULED_UNITS = 0xFFFF;
     public static final int CUTOFFS_LENGTH = 48;
 
     // ACK: count u8, reserved 3 bytes, then count x (client_id u64, server_port u16).
