@@ -64,7 +64,12 @@ public enum Counter {
     /** Timer ticks run. */
     TICKS,
     /** Datagrams that held several packets back to back (UDP GRO coalesced them; each is counted as received too). */
-    COALESCED_DATAGRAMS;
+    COALESCED_DATAGRAMS,
+    /**
+     * RESENDs answered with BUSY and nothing sent again because we still owed the receiver granted
+     * data (our own backlog, not a loss: Linux Homa's rule).
+     */
+    RESENDS_ANSWERED_BUSY;
 
     private static final Counter[] VALUES = values();
     private static final Counter[] RECEIVED = new Counter[PacketType.values().length];

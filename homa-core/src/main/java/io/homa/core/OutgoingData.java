@@ -281,7 +281,15 @@ final class OutgoingData {
             counters.bump(Counter.LOST_GRANTS_RECOVERED);
         }
         int retransmitEnd = (int) Math.min(end, out.sent);
-        if (start < retransmitEnd) {
+        if (out.sent < out.granted) {
+            // We have granted data still to send (SRPT gave our link to other messages, or our
+            // loop ran late): the silence is ours, not a loss. As Linux Homa does, answer BUSY
+            // and send nothing again: what we sent is most likely on its way, and resending a
+            // gap of hundreds of KB that arrives anyway costs both hosts the CPU they lack.
+            // A segment that was lost is asked for again once we have caught up with the grant.
+            counters.bump(Counter.RESENDS_ANSWERED_BUSY);
+            control.bare(from, PacketType.BUSY, rpc.id, Counter.PACKETS_SENT_BUSY);
+        } else if (start < retransmitEnd) {
             out.queueRetransmit(start, retransmitEnd, p.priority);
         } else {
             control.bare(from, PacketType.BUSY, rpc.id, Counter.PACKETS_SENT_BUSY);

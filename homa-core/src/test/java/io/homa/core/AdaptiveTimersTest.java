@@ -199,13 +199,16 @@ class AdaptiveTimersTest {
     void retransmission_waitsForThePacer() {
         EngineConfig slow = EngineConfig.builder().linkMbps(10).build();
         EnginePair p = new EnginePair(slow);
-        long id = p.a.startRequest(p.now, p.addrB, bytes(20_000));
+        // A short request leaves whole (SRPT: first); a long one behind it fills the pacer's queue.
+        long shortId = p.a.startRequest(p.now, p.addrB, bytes(1_000));
+        p.a.startRequest(p.now, p.addrB, bytes(20_000));
         List<EnginePair.Packet> first = p.drain(p.a);
-        assertFalse(first.isEmpty());
         int sent = first.stream().mapToInt(pk -> pk.decoded().payloadLength).sum();
-        assertTrue(sent < 20_000, "the pacer holds the rest of the message");
+        assertTrue(sent < 21_000, "the pacer holds the rest of the long message");
+        assertTrue(first.stream().anyMatch(pk -> pk.decoded().senderId == shortId && pk.decoded().offset == 0),
+                "the short request was sent whole");
         ByteBuffer resend = ByteBuffer.allocate(64);
-        PacketEncoder.resend(resend, id ^ 1, 0, sent, 6);
+        PacketEncoder.resend(resend, shortId ^ 1, 0, 1_000, 6);
         resend.flip();
         long holds = p.a.counter(Counter.PACER_HOLDS);
         p.a.onDatagram(p.now, p.addrB, resend);
@@ -215,8 +218,35 @@ class AdaptiveTimersTest {
         for (int i = 0; i < 10 && !retransmitted; i++) {
             p.now = p.a.nextDeadline();
             p.a.onTimer(p.now);
-            retransmitted = p.drain(p.a).stream().anyMatch(pk -> pk.decoded().retransmit);
+            retransmitted = p.drain(p.a).stream().anyMatch(pk -> pk.decoded().retransmit && pk.decoded().senderId == shortId);
         }
         assertTrue(retransmitted, "it goes once the queue drains");
+    }
+
+    @Test
+    void resend_whileWeOweGrantedData_answeredBusyWithoutRetransmitting() {
+        EngineConfig slow = EngineConfig.builder().linkMbps(10).build();
+        EnginePair p = new EnginePair(slow);
+        long id = p.a.startRequest(p.now, p.addrB, bytes(20_000));
+        int sent = p.drain(p.a).stream().mapToInt(pk -> pk.decoded().payloadLength).sum();
+        assertTrue(sent > 0 && sent < 20_000, "the pacer holds the rest of the message");
+        ByteBuffer resend = ByteBuffer.allocate(64);
+        PacketEncoder.resend(resend, id ^ 1, 0, sent, 6);
+        resend.flip();
+        p.a.onDatagram(p.now, p.addrB, resend);
+        List<EnginePair.Packet> answer = p.drain(p.a);
+        assertEquals(1, answer.size(), "one packet: " + answer);
+        assertEquals(PacketType.BUSY, answer.get(0).type(), "the silence is our own backlog, not a loss");
+        assertEquals(1, p.a.counter(Counter.RESENDS_ANSWERED_BUSY));
+        assertEquals(0, p.a.counter(Counter.PACKETS_RETRANSMITTED));
+        // What we owe still goes, none of it marked as sent again.
+        List<EnginePair.Packet> rest = new java.util.ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            p.now = p.a.nextDeadline();
+            p.a.onTimer(p.now);
+            rest.addAll(p.drain(p.a));
+        }
+        assertTrue(rest.stream().anyMatch(pk -> pk.type() == PacketType.DATA), "the held data goes");
+        assertTrue(rest.stream().noneMatch(pk -> pk.decoded().retransmit), "nothing is sent twice");
     }
 }
