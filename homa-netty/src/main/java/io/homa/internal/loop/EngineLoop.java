@@ -942,6 +942,14 @@ final class EngineLoop {
             return;
         }
         checkGuarded("timer");
+        if (receiveDrain.holding()) {
+            return; // the held datagrams' task drains next, and ticks the engine then (see drain)
+        }
+        if (waiter != null) {
+            // A caller reads the sockets and may be descheduled with data waiting on them: read
+            // it first, or the tick would take RPCs whose packets wait there for silent.
+            readSockets(-1, null);
+        }
         engine.onTimer(System.nanoTime());
         drain();
     }
@@ -968,9 +976,14 @@ final class EngineLoop {
             engine.endBatch(); // the grants the read round's data allows
             // Netty runs scheduled tasks only between batches of other work, so a busy loop may
             // run the timer late: serve a passed deadline here too (an early call is harmless).
+            // Not while datagrams this round read wait in the receive drain: a loop that was
+            // descheduled for a few ms would take the RPCs whose data they carry for silent and
+            // ask for it again (docs/benchmarks.md, "Eight senders at once"); they reach the
+            // engine in the round's last task, whose drain ticks it.
             long now = System.nanoTime();
             long deadline = engine.nextDeadline();
-            if (deadline != Long.MAX_VALUE && now - deadline >= 0) {
+            // Nor while a caller reads the sockets: the timer task reads what waits there first.
+            if (deadline != Long.MAX_VALUE && now - deadline >= 0 && !receiveDrain.holding() && waiter == null) {
                 engine.onTimer(now);
             }
             do {

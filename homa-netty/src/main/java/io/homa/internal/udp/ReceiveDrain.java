@@ -13,7 +13,8 @@ import java.util.function.Consumer;
 
 /**
  * SRPT on the host, for the datagrams one event loop reads: control packets and DATA of short
- * messages go to the engine as they are read; large datagrams of long messages wait until the
+ * messages go to the engine as they are read (but a RESEND read after held DATA, which waits
+ * behind it: see {@link #offer}); large datagrams of long messages wait until the
  * loop has read every socket that was ready in this I/O round (all its priority sockets, and a
  * TCP fallback channel on the same loop), so a 100 B request never waits in our own process behind
  * the copying of 64 KB datagrams read before it.
@@ -90,8 +91,13 @@ public final class ReceiveDrain {
     /** A datagram just read (ownership passes here). */
     public void offer(DatagramPacket p) {
         if (closed || p.content().readableBytes() < minBulkDatagramBytes || !isBulk(p.content(), shortMessageBytes)) {
-            engine.accept(p);
-            return;
+            if (closed || deferred.isEmpty() || !isResend(p.content())) {
+                engine.accept(p);
+                return;
+            }
+            // A RESEND waits behind the held DATA, in the order read: a client asks about an RPC
+            // whose first request DATA may be among them, and a server that heard the question
+            // first would not know the RPC yet and tell the client to start its request over.
         }
         deferred.addLast(p);
         deferredBytes += p.content().readableBytes();
@@ -112,6 +118,14 @@ public final class ReceiveDrain {
     /** How many datagrams wait (for tests). */
     int deferred() {
         return deferred.size();
+    }
+
+    /**
+     * Whether datagrams already read wait here for the end of the round: until they reach the
+     * engine, its view of which RPCs were silent is older than what the loop has read.
+     */
+    public boolean holding() {
+        return !deferred.isEmpty();
     }
 
     /** The I/O round is over: the deferred datagrams go to the engine, then the loop drains it. */
@@ -140,6 +154,14 @@ public final class ReceiveDrain {
             p.release();
         }
         deferredBytes = 0;
+    }
+
+    /** Whether {@code datagram} says it is a RESEND. */
+    static boolean isResend(ByteBuf datagram) {
+        int at = datagram.readerIndex();
+        return datagram.readableBytes() >= WireFormat.COMMON_HEADER
+                && datagram.getUnsignedShort(at + WireFormat.OFF_MAGIC) == WireFormat.MAGIC
+                && datagram.getUnsignedByte(at + WireFormat.OFF_TYPE) == PacketType.RESEND.code;
     }
 
     /** Whether {@code datagram} says it is DATA of a message longer than {@code shortMessageBytes}. */

@@ -63,6 +63,13 @@ class ReceiveDrainTest {
         return track(new DatagramPacket(b, PEER));
     }
 
+    private DatagramPacket resend(long id) {
+        ByteBuf b = PooledByteBufAllocator.DEFAULT.directBuffer(WireFormat.RESEND_LENGTH);
+        ByteBuffer nio = b.internalNioBuffer(0, WireFormat.RESEND_LENGTH);
+        b.writerIndex(PacketEncoder.resend(nio, id, 0, 1_000, 3, 0));
+        return track(new DatagramPacket(b, PEER));
+    }
+
     private DatagramPacket track(DatagramPacket p) {
         all.add(p);
         return p;
@@ -100,6 +107,31 @@ class ReceiveDrainTest {
         assertEquals(List.of(3L, 4L, 1L, 2L, 5L), handed, "then the long data, oldest first");
         assertEquals(1, drains, "the loop drains the engine after the deferred data");
         assertEquals(0, d.deferred());
+        assertAllReleased();
+    }
+
+    @Test
+    void resend_readAfterHeldData_waitsBehindIt() {
+        // A client's request DATA (held: a long message) and then its RESEND about that RPC: the
+        // engine must see the request first, or it would not know the RPC and make the client
+        // start the request over.
+        ReceiveDrain d = drain(ReceiveDrain.MAX_DEFERRED_BYTES);
+        d.offer(data(1, 1_000_000, SEGMENT));
+        d.offer(resend(1));
+        d.offer(grant(2)); // other control packets still go first
+        assertEquals(List.of(2L), handed);
+        runTasks();
+        assertEquals(List.of(2L, 1L, 1L), handed, "the RESEND after the data it asks about");
+        assertEquals(1, drains);
+        assertAllReleased();
+    }
+
+    @Test
+    void resend_withNothingHeld_goesStraightThrough() {
+        ReceiveDrain d = drain(ReceiveDrain.MAX_DEFERRED_BYTES);
+        d.offer(resend(7));
+        assertEquals(List.of(7L), handed);
+        assertTrue(tasks.isEmpty());
         assertAllReleased();
     }
 
