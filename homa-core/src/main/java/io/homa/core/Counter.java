@@ -67,7 +67,7 @@ public enum Counter {
     COALESCED_DATAGRAMS,
     /**
      * RESENDs answered with BUSY and nothing sent again because we still owed the receiver granted
-     * data (our own backlog, not a loss: Linux Homa's rule).
+     * data (our own backlog, not a loss: the rule of Linux Homa's HomaModule).
      */
     RESENDS_ANSWERED_BUSY;
 

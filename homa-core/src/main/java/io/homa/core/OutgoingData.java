@@ -275,18 +275,19 @@ final class OutgoingData {
         }
         int start = p.grantOrResendOffset;
         long end = p.resendLength < 0 ? out.sent : Math.min((long) out.length, (long) start + p.resendLength);
+        boolean owed = out.sent < out.granted; // before a lost grant is made up below: that is no backlog of ours
         if (end > out.granted) {
             // The receiver asks beyond our grant: a GRANT was lost.
             out.granted = (int) end;
             counters.bump(Counter.LOST_GRANTS_RECOVERED);
         }
         int retransmitEnd = (int) Math.min(end, out.sent);
-        if (out.sent < out.granted) {
+        if (owed) {
             // We have granted data still to send (SRPT gave our link to other messages, or our
-            // loop ran late): the silence is ours, not a loss. As Linux Homa does, answer BUSY
-            // and send nothing again: what we sent is most likely on its way, and resending a
-            // gap of hundreds of KB that arrives anyway costs both hosts the CPU they lack.
-            // A segment that was lost is asked for again once we have caught up with the grant.
+            // loop ran late): the silence is ours, not a loss. As Linux Homa's HomaModule does,
+            // answer BUSY and send nothing again: what we sent is most likely on its way, and
+            // resending a gap of hundreds of KB that arrives anyway costs both hosts the CPU they
+            // lack. A segment that was lost is asked for again once we have caught up with the grant.
             counters.bump(Counter.RESENDS_ANSWERED_BUSY);
             control.bare(from, PacketType.BUSY, rpc.id, Counter.PACKETS_SENT_BUSY);
         } else if (start < retransmitEnd) {

@@ -197,7 +197,8 @@ class AdaptiveTimersTest {
 
     @Test
     void retransmission_waitsForThePacer() {
-        EngineConfig slow = EngineConfig.builder().linkMbps(10).build();
+        // Retransmissions of at least throttleMinBytes wait for the pacer (smaller ones may pass).
+        EngineConfig slow = EngineConfig.builder().linkMbps(10).throttleMinBytes(500).build();
         EnginePair p = new EnginePair(slow);
         // A short request leaves whole (SRPT: first); a long one behind it fills the pacer's queue.
         long shortId = p.a.startRequest(p.now, p.addrB, bytes(1_000));

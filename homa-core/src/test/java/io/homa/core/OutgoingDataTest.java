@@ -81,6 +81,26 @@ class OutgoingDataTest {
     }
 
     @Test
+    void resend__overSentBytesAndBeyondGrant_retransmitsThemAndSendsTheRest() {
+        // A lost GRANT and a lost segment at once: the RESEND names both. Raising the grant is no
+        // backlog of ours, so the sent part goes again (not BUSY), then the newly granted bytes.
+        EnginePair p = new EnginePair(CFG);
+        long id = p.a.startRequest(p.now, p.addrB, bytes(300_000));
+        p.drain(p.a);
+        int unscheduled = CFG.unscheduledLimit();
+        byte[] resend = encode(b -> PacketEncoder.resend(b, id ^ 1, unscheduled - 1432, 1432 + 20_000, 2));
+        p.a.onDatagram(p.now, p.addrB, ByteBuffer.wrap(resend));
+        List<EnginePair.Packet> out = p.drain(p.a);
+        assertEquals(1, p.a.counter(Counter.LOST_GRANTS_RECOVERED));
+        assertEquals(0, p.a.counter(Counter.RESENDS_ANSWERED_BUSY));
+        assertTrue(out.stream().anyMatch(pk -> pk.type() == PacketType.DATA && pk.decoded().retransmit
+                && pk.decoded().offset == unscheduled - 1432), "the sent segment again: " + out);
+        assertTrue(out.stream().anyMatch(pk -> pk.type() == PacketType.DATA && !pk.decoded().retransmit
+                && pk.decoded().offset >= unscheduled), "and the newly granted bytes");
+        assertTrue(out.stream().noneMatch(pk -> pk.type() == PacketType.BUSY));
+    }
+
+    @Test
     void resend__ofSentRange_retransmitsWithFlagAtGivenPriority() {
         EnginePair p = new EnginePair(CFG);
         long id = p.a.startRequest(p.now, p.addrB, bytes(10_000));

@@ -208,6 +208,10 @@ final class EngineLoop {
     private long timerDeadline = Long.MAX_VALUE;
     /** See {@link #recentLagNanos()}. */
     private long lagNanos;
+    /** A timer task found datagrams held in the receive drain: the drain after them ticks the engine. */
+    private boolean tickOwed;
+    /** The timer task is reading the sockets before its tick: drains meanwhile leave the timer to it. */
+    private boolean inTimer;
     private boolean draining;
     private boolean drainAgain;
     private boolean readPending;
@@ -240,7 +244,7 @@ final class EngineLoop {
         engine.setObserver(JfrEvents.observer(calls::startedNanos));
         // Its task for deferred datagrams is a turn of the loop, under the engine lock.
         Executor lockedLoop = task -> loop.execute(() -> locked(task));
-        this.receiveDrain = new ReceiveDrain(this::onDatagram, lockedLoop, this::onReadComplete,
+        this.receiveDrain = new ReceiveDrain(this::onDatagram, lockedLoop, this::afterHeld,
                 engineConfig.unscheduledLimit(), ReceiveDrain.MIN_BULK_DATAGRAM_BYTES, ReceiveDrain.MAX_DEFERRED_BYTES,
                 shell);
     }
@@ -705,7 +709,7 @@ final class EngineLoop {
         lock();
         try {
             long now = System.nanoTime();
-            if (!closed && readerTicks && now - tickDue >= 0) {
+            if (!closed && readerTicks && now - tickDue >= 0 && !receiveDrain.holding()) {
                 engine.onTimer(now);
                 drain();
             }
@@ -931,6 +935,15 @@ final class EngineLoop {
         }
     }
 
+    /** After the receive drain handed on the datagrams it held: drain, if they or a tick need it. */
+    private void afterHeld() {
+        if (readPending || tickOwed) {
+            tickOwed = false;
+            readPending = false;
+            drain();
+        }
+    }
+
     private void onTimer() {
         long late = System.nanoTime() - timerDeadline;
         // How late the loop runs, recently (a decaying maximum): on a busy machine a datagram can
@@ -943,12 +956,21 @@ final class EngineLoop {
         }
         checkGuarded("timer");
         if (receiveDrain.holding()) {
-            return; // the held datagrams' task drains next, and ticks the engine then (see drain)
+            // The held datagrams' task comes next; its drain ticks the engine (see drain), even
+            // if they all went to sibling loops and none reached this engine.
+            tickOwed = true;
+            return;
         }
         if (waiter != null) {
             // A caller reads the sockets and may be descheduled with data waiting on them: read
-            // it first, or the tick would take RPCs whose packets wait there for silent.
-            readSockets(-1, null);
+            // it first, or the tick would take RPCs whose packets wait there for silent. (The
+            // drain after that read leaves the timer to the drain below: no second timer task.)
+            inTimer = true;
+            try {
+                readSockets(-1, null);
+            } finally {
+                inTimer = false;
+            }
         }
         engine.onTimer(System.nanoTime());
         drain();
@@ -1032,7 +1054,7 @@ final class EngineLoop {
     private void armTimer() {
         long deadline = engine.nextDeadline();
         tickDue = deadline;
-        if (readerTicks || deadline == Long.MAX_VALUE || deadline >= timerDeadline) {
+        if (readerTicks || inTimer || deadline == Long.MAX_VALUE || deadline >= timerDeadline) {
             return; // a spinning reader ticks the engine meanwhile (see yieldToSpinningCaller)
         }
         cancelTimer();

@@ -38,7 +38,9 @@ import java.util.function.Consumer;
  * stays bounded and nothing waits longer than one round.
  *
  * <p>Buffers: {@link #offer} takes ownership of the packet; it is passed on to {@code engine}
- * exactly once, which releases it, or released by {@link #close()}. Confined to the event loop.
+ * exactly once, which releases it, or released by {@link #close()}. Confined to the event loop,
+ * but for {@link #holding()}, which a thread in its turn at the engine (under the engine lock)
+ * may ask too.
  *
  * <p>Internal use only (public for the shell's other packages; the module does not export it).
  */
@@ -95,13 +97,15 @@ public final class ReceiveDrain {
                 engine.accept(p);
                 return;
             }
-            // A RESEND waits behind the held DATA, in the order read: a client asks about an RPC
-            // whose first request DATA may be among them, and a server that heard the question
-            // first would not know the RPC yet and tell the client to start its request over.
+            // A RESEND waits behind the held DATA, in the order read (not counted as deferred
+            // DATA): a client asks about an RPC whose first request DATA may be among them, and
+            // a server that heard the question first would not know the RPC yet and tell the
+            // client to start its request over.
+        } else {
+            shell[ShellCounter.RECEIVE_DEFERRED.ordinal()]++;
         }
         deferred.addLast(p);
         deferredBytes += p.content().readableBytes();
-        shell[ShellCounter.RECEIVE_DEFERRED.ordinal()]++;
         while (deferredBytes > maxDeferredBytes) {
             handOldest();
         }

@@ -123,6 +123,20 @@ class ReceiveDrainTest {
         runTasks();
         assertEquals(List.of(2L, 1L, 1L), handed, "the RESEND after the data it asks about");
         assertEquals(1, drains);
+        assertEquals(1, shell[ShellCounter.RECEIVE_DEFERRED.ordinal()], "only the DATA counts as deferred");
+        assertAllReleased();
+    }
+
+    @Test
+    void resend_heldBehindData_isReleasedOnClose() {
+        ReceiveDrain d = drain(ReceiveDrain.MAX_DEFERRED_BYTES);
+        d.offer(data(1, 1_000_000, SEGMENT));
+        d.offer(resend(1));
+        assertTrue(d.holding());
+        d.close();
+        assertFalse(d.holding());
+        runTasks();
+        assertTrue(handed.isEmpty(), "nothing reaches the engine after close");
         assertAllReleased();
     }
 
