@@ -1000,7 +1000,7 @@ final class EngineLoop {
             // run the timer late: serve a passed deadline here too (an early call is harmless).
             // Not while datagrams this round read wait in the receive drain: a loop that was
             // descheduled for a few ms would take the RPCs whose data they carry for silent and
-            // ask for it again (docs/benchmarks.md, "Eight senders at once"); they reach the
+            // ask for it again (docs/benchmarks.md, "What the incast's RESENDs were"); they reach the
             // engine in the round's last task, whose drain ticks it.
             long now = System.nanoTime();
             long deadline = engine.nextDeadline();
