@@ -282,17 +282,17 @@ final class OutgoingData {
             counters.bump(Counter.LOST_GRANTS_RECOVERED);
         }
         int retransmitEnd = (int) Math.min(end, out.sent);
-        if (owed) {
-            // We have granted data still to send (SRPT gave our link to other messages, or our
-            // loop ran late): the silence is ours, not a loss. As Linux Homa's HomaModule does,
-            // answer BUSY and send nothing again: what we sent is most likely on its way, and
-            // resending a gap of hundreds of KB that arrives anyway costs both hosts the CPU they
-            // lack. A segment that was lost is asked for again once we have caught up with the grant.
-            counters.bump(Counter.RESENDS_ANSWERED_BUSY);
-            control.bare(from, PacketType.BUSY, rpc.id, Counter.PACKETS_SENT_BUSY);
-        } else if (start < retransmitEnd) {
+        // While we owe granted data (SRPT gave our link to other messages, or our loop ran late)
+        // the silence is ours, not a loss: as Linux Homa's HomaModule does, answer BUSY and send
+        // nothing again. What we sent is most likely on its way, and resending a gap of hundreds
+        // of KB that arrives anyway costs both hosts the CPU they lack; a segment that was lost is
+        // asked for again once we have caught up with the grant.
+        if (!owed && start < retransmitEnd) {
             out.queueRetransmit(start, retransmitEnd, p.priority);
         } else {
+            if (owed) {
+                counters.bump(Counter.RESENDS_ANSWERED_BUSY);
+            }
             control.bare(from, PacketType.BUSY, rpc.id, Counter.PACKETS_SENT_BUSY);
         }
         senders.offer(out);

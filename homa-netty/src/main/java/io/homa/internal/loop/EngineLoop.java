@@ -244,7 +244,7 @@ final class EngineLoop {
         engine.setObserver(JfrEvents.observer(calls::startedNanos));
         // Its task for deferred datagrams is a turn of the loop, under the engine lock.
         Executor lockedLoop = task -> loop.execute(() -> locked(task));
-        this.receiveDrain = new ReceiveDrain(this::onDatagram, lockedLoop, this::afterHeld,
+        this.receiveDrain = new ReceiveDrain(this::onDatagram, lockedLoop, this::onReadComplete,
                 engineConfig.unscheduledLimit(), ReceiveDrain.MIN_BULK_DATAGRAM_BYTES, ReceiveDrain.MAX_DEFERRED_BYTES,
                 shell);
     }
@@ -928,18 +928,11 @@ final class EngineLoop {
         return siblings[RpcIds.shard(senderId, siblings.length)];
     }
 
+    /** After a read round, or the datagrams the receive drain held: drain, if they or a tick need it. */
     private void onReadComplete() {
-        if (readPending) {
-            readPending = false;
-            drain();
-        }
-    }
-
-    /** After the receive drain handed on the datagrams it held: drain, if they or a tick need it. */
-    private void afterHeld() {
         if (readPending || tickOwed) {
-            tickOwed = false;
             readPending = false;
+            tickOwed = false;
             drain();
         }
     }

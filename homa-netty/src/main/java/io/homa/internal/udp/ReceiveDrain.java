@@ -162,18 +162,20 @@ public final class ReceiveDrain {
 
     /** Whether {@code datagram} says it is a RESEND. */
     static boolean isResend(ByteBuf datagram) {
+        return says(datagram, PacketType.RESEND, WireFormat.COMMON_HEADER);
+    }
+
+    /** Whether {@code datagram}, at least {@code header} bytes long, has Homa's magic and {@code type}. */
+    private static boolean says(ByteBuf datagram, PacketType type, int header) {
         int at = datagram.readerIndex();
-        return datagram.readableBytes() >= WireFormat.COMMON_HEADER
+        return datagram.readableBytes() >= header
                 && datagram.getUnsignedShort(at + WireFormat.OFF_MAGIC) == WireFormat.MAGIC
-                && datagram.getUnsignedByte(at + WireFormat.OFF_TYPE) == PacketType.RESEND.code;
+                && datagram.getUnsignedByte(at + WireFormat.OFF_TYPE) == type.code;
     }
 
     /** Whether {@code datagram} says it is DATA of a message longer than {@code shortMessageBytes}. */
     static boolean isBulk(ByteBuf datagram, int shortMessageBytes) {
-        int at = datagram.readerIndex();
-        return datagram.readableBytes() >= WireFormat.DATA_HEADER
-                && datagram.getUnsignedShort(at + WireFormat.OFF_MAGIC) == WireFormat.MAGIC
-                && datagram.getUnsignedByte(at + WireFormat.OFF_TYPE) == PacketType.DATA.code
-                && datagram.getUnsignedInt(at + WireFormat.DATA_OFF_MESSAGE_LENGTH) > shortMessageBytes;
+        return says(datagram, PacketType.DATA, WireFormat.DATA_HEADER)
+                && datagram.getUnsignedInt(datagram.readerIndex() + WireFormat.DATA_OFF_MESSAGE_LENGTH) > shortMessageBytes;
     }
 }
