@@ -29,7 +29,7 @@ import java.util.Map;
  * java -jar homa-bench.jar collective [--op allreduce|broadcast|allgather|reducescatter] [--ranks 4]
  *     [--transports homa,homa-inline,tcp] [--sizes 8,1K,1M | --min 8 --max 32M] [--out DIR]
  * java -jar homa-bench.jar collective --sim [--sim-ranks 16,64] [--sizes 100M] [--out DIR]
- * java -jar homa-bench.jar collective --job [--model resnet50|bert-large] [--steps 10] [--compute-ms 100] ...
+ * java -jar homa-bench.jar collective --job [--model resnet50|bert-large] [--steps 10] [--warmup-steps 1] [--compute-ms 100] ...
  * </pre>
  */
 public final class CollectiveCommand {
@@ -51,6 +51,7 @@ public final class CollectiveCommand {
         long model = RESNET50_BYTES;
         long bucket = 25L << 20;
         int steps = 10;
+        int warmupSteps = 1;
         double computeMs = 100;
         int slowRank = -1;
         double slowFactor = 1.5;
@@ -99,6 +100,7 @@ public final class CollectiveCommand {
                 }
                 case "--bucket" -> { bucket = bytes(v); i++; }
                 case "--steps" -> { steps = Integer.parseInt(v); i++; }
+                case "--warmup-steps" -> { warmupSteps = Integer.parseInt(v); i++; }
                 case "--compute-ms" -> { computeMs = Double.parseDouble(v); i++; }
                 case "--slow-rank" -> { slowRank = Integer.parseInt(v); i++; }
                 case "--slow-factor" -> { slowFactor = Double.parseDouble(v); i++; }
@@ -131,8 +133,13 @@ public final class CollectiveCommand {
         if (!List.of("allreduce", "broadcast", "allgather", "reducescatter").contains(op)) {
             throw new IllegalArgumentException("--op must be allreduce, broadcast, allgather or reducescatter, not " + op);
         }
-        if (job && steps < 2) {
-            throw new IllegalArgumentException("--steps must be at least 2 (step 0 warms up), not " + steps);
+        if (job && warmupSteps < 1) {
+            throw new IllegalArgumentException("--warmup-steps must be at least 1 (step 0 connects and starts the JIT), not "
+                    + warmupSteps);
+        }
+        if (job && steps <= warmupSteps) {
+            throw new IllegalArgumentException("--steps (" + steps + ") must be more than --warmup-steps (" + warmupSteps
+                    + "): the warm-up steps are not measured");
         }
         if (parameterServer && !job) {
             throw new IllegalArgumentException("--exchange is an option of --job");
@@ -148,7 +155,7 @@ public final class CollectiveCommand {
                 throw new IllegalArgumentException("--rank " + rankOf + " is not one of the " + members.size() + " --members");
             }
             if (job) {
-                JobEmulation.Job j = new JobEmulation.Job(members.size(), steps, (long) (computeMs * 1e6), slowRank, slowFactor,
+                JobEmulation.Job j = new JobEmulation.Job(members.size(), steps, warmupSteps, (long) (computeMs * 1e6), slowRank, slowFactor,
                         jitter, model, bucket, coordRate, synthetic, seed, parameterServer);
                 checkJob(j);
                 Path start = startFile;
@@ -167,7 +174,7 @@ public final class CollectiveCommand {
         Map<String, Object> json = new LinkedHashMap<>();
         json.put("op", op);
         if (job) {
-            JobEmulation.Job j = new JobEmulation.Job(ranks, steps, (long) (computeMs * 1e6), slowRank, slowFactor, jitter,
+            JobEmulation.Job j = new JobEmulation.Job(ranks, steps, warmupSteps, (long) (computeMs * 1e6), slowRank, slowFactor, jitter,
                     model, bucket, coordRate, synthetic, seed, parameterServer);
             checkJob(j);
             json.put("mode", "job");
@@ -223,7 +230,7 @@ public final class CollectiveCommand {
     static String usage() {
         return "collective [--op allreduce|broadcast|allgather|reducescatter] [--ranks 4] [--transports homa,homa-inline,tcp]"
                 + " [--sizes 8,1K,1M | --min 8 --max 32M] [--segment 1M] [--window 4] [--sim [--sim-ranks 16,64] [--coord-load 0.1] | --sim --incast 16,64 [--steps 10] [--port-buffer 46K]] [--out DIR]\n"
-                + "collective --job [--model resnet50|bert-large|BYTES] [--bucket 25M] [--steps 10] [--compute-ms 100]"
+                + "collective --job [--model resnet50|bert-large|BYTES] [--bucket 25M] [--steps 10] [--warmup-steps 1] [--compute-ms 100]"
                 + " [--slow-rank R --slow-factor 1.5] [--jitter 0.1] [--coord-rate 1000] [--synthetic] [--seed 1]"
                 + " [--exchange allreduce|ps] [--deadline SECONDS] [--ranks 4] [--transports homa,homa-inline,tcp] [--out DIR]\n"
                 + "collective --rank R --members IP:PORT,... [--transport homa|homa-inline|tcp] [--link-mbps M] [--homa-max-incoming BYTES]"

@@ -53,7 +53,7 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class JobEmulation {
     /** What a job is. */
-    record Job(int ranks, int steps, long computeNanos, int slowRank, double slowFactor, double jitter,
+    record Job(int ranks, int steps, int warmupSteps, long computeNanos, int slowRank, double slowFactor, double jitter,
                long modelBytes, long bucketBytes, double coordPerSecond, boolean synthetic, long seed,
                boolean parameterServer) {
         /** Whether {@code rank} computes and exchanges gradients (in a parameter-server job rank 0 only serves). */
@@ -180,7 +180,8 @@ final class JobEmulation {
     static Map<String, Object> summarize(String transport, Job job, long[][] stepNanos, long[][] waitNanos, Histogram coordDuring,
                                          Histogram coordAll, long coordFailed, long jct, PrintStream out) {
         int n = job.ranks();
-        // Step 0 warms the path up; the rest are the job's steady state.
+        // The first steps warm the path up (step 0 connects; the JIT compiles for many seconds,
+        // in every JVM at once on the testbed); the rest are the job's steady state.
         List<Long> stepList = new ArrayList<>();
         double waitFraction = 0;
         int counted = 0;
@@ -188,7 +189,7 @@ final class JobEmulation {
             if (!job.isWorker(r)) {
                 continue;
             }
-            for (int s = 1; s < job.steps(); s++) {
+            for (int s = job.warmupSteps(); s < job.steps(); s++) {
                 stepList.add(stepNanos[r][s]);
                 waitFraction += (double) waitNanos[r][s] / stepNanos[r][s];
                 counted++;
@@ -201,6 +202,7 @@ final class JobEmulation {
         m.put("exchange", job.parameterServer() ? "parameter-server" : "allreduce");
         m.put("ranks", n);
         m.put("steps", job.steps());
+        m.put("warmup_steps", job.warmupSteps());
         m.put("model_bytes", job.modelBytes());
         m.put("buckets", job.buckets());
         m.put("compute_ms", job.computeNanos() / 1e6);
@@ -227,8 +229,8 @@ final class JobEmulation {
     }
 
     static void header(PrintStream out, Job job) {
-        out.printf(Locale.ROOT, "%njob: %d ranks, %d steps, %.0f ms compute, model %s in %s buckets, %s%s%s, %.0f coordination RPCs/s%n",
-                job.ranks(), job.steps(), job.computeNanos() / 1e6, CollectiveCommand.size(job.modelBytes()),
+        out.printf(Locale.ROOT, "%njob: %d ranks, %d steps (the first %d not measured), %.0f ms compute, model %s in %s buckets, %s%s%s, %.0f coordination RPCs/s%n",
+                job.ranks(), job.steps(), job.warmupSteps(), job.computeNanos() / 1e6, CollectiveCommand.size(job.modelBytes()),
                 CollectiveCommand.size(job.bucketBytes()),
                 job.parameterServer() ? "pushed to and pulled from rank 0 (a parameter server)" : "all-reduced",
                 job.slowRank() >= 0 ? ", rank " + job.slowRank() + " " + job.slowFactor() + "x slower" : "",

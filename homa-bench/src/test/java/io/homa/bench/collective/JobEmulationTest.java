@@ -36,7 +36,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class JobEmulationTest {
     /** 3 ranks, 3 steps of 10 ms, a model of 3 MiB + 100 B in 1 MiB buckets (chunks that do not divide evenly). */
     private static JobEmulation.Job job(int ranks, boolean parameterServer) {
-        return new JobEmulation.Job(ranks, 3, 10_000_000L, -1, 1.0, 0, (3L << 20) + 100, 1L << 20, 300, false, 5, parameterServer);
+        return new JobEmulation.Job(ranks, 3, 1, 10_000_000L, -1, 1.0, 0, (3L << 20) + 100, 1L << 20, 300, false, 5, parameterServer);
     }
 
     @ParameterizedTest
@@ -101,6 +101,22 @@ class JobEmulationTest {
     }
 
     @Test
+    void warmupSteps_areLeftOutOfTheStepFigures_butNotOutOfTheJob() {
+        // 2 workers and a parameter server, 4 steps: steps 0-1 slow (100, 90 ms), 2-3 fast (10, 11 ms).
+        JobEmulation.Job job = new JobEmulation.Job(3, 4, 2, 0, -1, 1.0, 0, 1L << 20, 1L << 20, 0, false, 5, true);
+        long ms = 1_000_000;
+        long[][] steps = {{0, 0, 0, 0}, {100 * ms, 90 * ms, 10 * ms, 11 * ms}, {100 * ms, 90 * ms, 10 * ms, 11 * ms}};
+        long[][] waits = {{0, 0, 0, 0}, {50 * ms, 45 * ms, 5 * ms, 11 * ms}, {50 * ms, 45 * ms, 5 * ms, 11 * ms}};
+        org.HdrHistogram.Histogram none = new org.HdrHistogram.Histogram(3);
+        Map<String, Object> m = JobEmulation.summarize("tcp", job, steps, waits, none, none, 0, 211 * ms,
+                new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+        assertEquals(2, ((Number) m.get("warmup_steps")).intValue());
+        assertEquals(11.0, ((Number) m.get("step_p99_ms")).doubleValue(), 0.01, "the warm-up's 90-100 ms steps are left out: " + m);
+        assertEquals(0.75, ((Number) m.get("network_wait_fraction")).doubleValue(), 1e-9, "(5/10 + 11/11) / 2: " + m);
+        assertEquals(0.211, ((Number) m.get("job_completion_s")).doubleValue(), 1e-9, "the job's time counts every step");
+    }
+
+    @Test
     void badOptions_sayWhatIsWrong() {
         PrintStream out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
@@ -115,6 +131,12 @@ class JobEmulationTest {
         e = assertThrows(IllegalArgumentException.class, () -> CollectiveCommand.execute(
                 new String[]{"--job", "--exchange", "ps", "--slow-rank", "0"}, out));
         assertTrue(e.getMessage().contains("the parameter server"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> CollectiveCommand.execute(
+                new String[]{"--job", "--steps", "5", "--warmup-steps", "5"}, out));
+        assertTrue(e.getMessage().contains("--steps (5) must be more than --warmup-steps (5)"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> CollectiveCommand.execute(
+                new String[]{"--job", "--warmup-steps", "0"}, out));
+        assertTrue(e.getMessage().contains("--warmup-steps must be at least 1"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> CollectiveCommand.execute(new String[]{"--job", "--ranks", "1"}, out));
         assertTrue(e.getMessage().contains("at least 2 ranks"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> CollectiveCommand.execute(
