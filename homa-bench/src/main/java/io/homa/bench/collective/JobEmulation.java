@@ -48,7 +48,9 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>Reports the step time p50/p99, the job's completion time, the fraction of each step a rank
  * waits on the network after its compute, and the coordination RPCs' p50/p99 while an all-reduce is
- * running and overall. Here all ranks run in this JVM; {@link JobRankProcess} runs one rank per
+ * running and overall, all of them after the warm-up steps ({@code Job.warmupSteps}: the steps,
+ * and the calls sent before the first measured step, are left out; the job's completion time and
+ * failed calls are not). Here all ranks run in this JVM; {@link JobRankProcess} runs one rank per
  * process (the testbed).
  */
 final class JobEmulation {
@@ -153,7 +155,8 @@ final class JobEmulation {
         for (int r = 0; r < n; r++) {
             int rank = r;
             ranks.add(onThread("rank-" + rank, () -> {
-                runRank(job, rank, groups.get(rank), pushClients.get(rank), reducing, stepNanos[rank], waitNanos[rank]);
+                runRank(job, rank, groups.get(rank), pushClients.get(rank), reducing, coordination::startMeasuring,
+                        stepNanos[rank], waitNanos[rank]);
                 return null;
             }));
         }
@@ -248,10 +251,13 @@ final class JobEmulation {
      * Every all-reduced sum is checked; a pull must bring back as many bytes as were pushed (the
      * server echoes: the traffic of a parameter server, not its arithmetic).
      */
-    static void runRank(Job job, int rank, CollectiveGroup g, EchoClient push, AtomicInteger reducing,
+    static void runRank(Job job, int rank, CollectiveGroup g, EchoClient push, AtomicInteger reducing, Runnable warmedUp,
                         long[] stepNanos, long[] waitNanos) {
         if (!job.isWorker(rank)) {
             for (int s = 0; s < job.steps(); s++) {
+                if (s == job.warmupSteps()) {
+                    warmedUp.run();
+                }
                 g.barrier().join(); // the server's part of each step's start
             }
             return;
@@ -276,6 +282,9 @@ final class JobEmulation {
         }
         PushChunks chunks = job.parameterServer() ? new PushChunks(rank) : null;
         for (int s = 0; s < job.steps(); s++) {
+            if (s == job.warmupSteps()) {
+                warmedUp.run();
+            }
             double factor = rank == job.slowRank() ? job.slowFactor() : 1.0;
             if (job.jitter() > 0) {
                 factor *= 1 + job.jitter() * (random.nextDouble() * 2 - 1);
@@ -372,9 +381,20 @@ final class JobEmulation {
                 new java.util.concurrent.ConcurrentHashMap<>();
         private final AtomicInteger inFlight = new AtomicInteger();
         private volatile boolean stopped;
+        /**
+         * Whether the warm-up steps are over: latencies are recorded from then on only (during the
+         * warm-up the JIT compiles in every JVM at once, which is not the transport's tail); a
+         * failed call counts whenever it was sent.
+         */
+        private volatile boolean measuring;
 
         void stop() {
             stopped = true;
+        }
+
+        /** A rank has begun its first measured step. */
+        void startMeasuring() {
+            measuring = true;
         }
 
         /** Waits (at most the calls' own 5 s bound and a little) until every call sent has its answer or failed. */
@@ -407,6 +427,7 @@ final class JobEmulation {
             int dst = (src + 1 + random.nextInt(n - 1)) % n;
             byte[] request = new byte[100 + random.nextInt(4_000 - 100 + 1)];
             boolean duringReduce = reducing.get() > 0;
+            boolean measured = coordination.measuring;
             long t0 = System.nanoTime();
             coordination.inFlight.incrementAndGet();
             clients.get(src).get(dst).call(request).orTimeout(5, TimeUnit.SECONDS).whenComplete((reply, e) -> {
@@ -416,7 +437,7 @@ final class JobEmulation {
                     Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
                     coordination.causes.computeIfAbsent(cause.getClass().getSimpleName() + " " + src + "->" + dst,
                             k -> new java.util.concurrent.atomic.LongAdder()).increment();
-                } else {
+                } else if (measured) {
                     synchronized (coordination.all) {
                         coordination.all.recordValue(ns);
                         if (duringReduce) {

@@ -103,7 +103,7 @@ final class JobRankProcess {
             coordinator.setDaemon(true);
             coordinator.start();
             try {
-                JobEmulation.runRank(job, rank, g, push, exchanging, stepNanos, waitNanos);
+                JobEmulation.runRank(job, rank, g, push, exchanging, coordination::startMeasuring, stepNanos, waitNanos);
                 g.barrier().join(); // every rank has finished its steps: the job is complete
             } finally {
                 coordination.stop(); // also when the job failed: the clients close below

@@ -34,9 +34,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * them), whose figures rank 0 adds up; and bad options say what is wrong.
  */
 class JobEmulationTest {
-    /** 3 ranks, 3 steps of 10 ms, a model of 3 MiB + 100 B in 1 MiB buckets (chunks that do not divide evenly). */
+    /**
+     * 3 ranks, 3 steps of 10 ms (the first a warm-up), a model of 3 MiB + 100 B in 1 MiB buckets (chunks that do
+     * not divide evenly), 2,000 coordination RPCs/s (enough that the two measured steps have some).
+     */
     private static JobEmulation.Job job(int ranks, boolean parameterServer) {
-        return new JobEmulation.Job(ranks, 3, 1, 10_000_000L, -1, 1.0, 0, (3L << 20) + 100, 1L << 20, 300, false, 5, parameterServer);
+        return new JobEmulation.Job(ranks, 3, 1, 10_000_000L, -1, 1.0, 0, (3L << 20) + 100, 1L << 20, 2_000, false, 5, parameterServer);
     }
 
     @ParameterizedTest
@@ -114,6 +117,47 @@ class JobEmulationTest {
         assertEquals(11.0, ((Number) m.get("step_p99_ms")).doubleValue(), 0.01, "the warm-up's 90-100 ms steps are left out: " + m);
         assertEquals(0.75, ((Number) m.get("network_wait_fraction")).doubleValue(), 1e-9, "(5/10 + 11/11) / 2: " + m);
         assertEquals(0.211, ((Number) m.get("job_completion_s")).doubleValue(), 1e-9, "the job's time counts every step");
+    }
+
+    @Test
+    void coordinationCalls_areRecordedOnlyOnceTheWarmupIsOver() throws Exception {
+        java.util.concurrent.atomic.AtomicInteger sent = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.CountDownLatch twenty = new java.util.concurrent.CountDownLatch(20);
+        io.homa.bench.EchoClient echo = new io.homa.bench.EchoClient() {
+            @Override
+            public CompletableFuture<byte[]> call(byte[] request) {
+                sent.incrementAndGet();
+                twenty.countDown();
+                return CompletableFuture.completedFuture(request); // answered at once: recorded on the sender's thread
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        List<List<io.homa.bench.EchoClient>> clients = List.of(java.util.Arrays.asList(null, echo), java.util.Arrays.asList(echo, null));
+        JobEmulation.Coordination coordination = new JobEmulation.Coordination();
+        CompletableFuture<Object> sender = JobEmulation.onThread("coordination", () -> {
+            JobEmulation.coordinate(50_000, 2, new java.util.SplittableRandom(1), () -> 0, clients,
+                    new java.util.concurrent.atomic.AtomicInteger(), coordination);
+            return null;
+        });
+        assertTrue(twenty.await(60, TimeUnit.SECONDS), "the sender made 20 calls");
+        assertEquals(0, coordination.all.getTotalCount(), "nothing recorded during the warm-up");
+        coordination.startMeasuring();
+        int atStart = sent.get();
+        long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (sent.get() < atStart + 20 && System.nanoTime() - giveUp < 0) {
+            Thread.onSpinWait(); // until 20 more calls were sent
+        }
+        coordination.stop();
+        sender.get(60, TimeUnit.SECONDS);
+        int after = sent.get() - atStart;
+        long recorded = coordination.all.getTotalCount();
+        assertTrue(after >= 20, "20 calls after the warm-up: " + after);
+        assertTrue(recorded >= after - 1 && recorded <= sent.get() - 20,
+                "the calls after the warm-up were recorded (" + recorded + " of " + after + "), the first 20 not");
+        assertEquals(0, coordination.failed.get());
     }
 
     @Test
