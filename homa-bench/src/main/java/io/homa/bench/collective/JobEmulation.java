@@ -176,12 +176,13 @@ final class JobEmulation {
             System.err.println(transport + ": coordination RPCs failed: " + coordination.causes);
         }
         return summarize(transport, job, stepNanos, waitNanos, coordination.during, coordination.all, coordination.failed.get(),
-                jct, out);
+                coordination.failedInWarmup.get(), jct, out);
     }
 
     /** The job's figures from every rank's step and wait times (workers only) and the coordination RPCs' latencies. */
     static Map<String, Object> summarize(String transport, Job job, long[][] stepNanos, long[][] waitNanos, Histogram coordDuring,
-                                         Histogram coordAll, long coordFailed, long jct, PrintStream out) {
+                                         Histogram coordAll, long coordFailed, long coordFailedInWarmup, long jct,
+                                         PrintStream out) {
         int n = job.ranks();
         // The first steps warm the path up (step 0 connects; the JIT compiles for many seconds,
         // in every JVM at once on the testbed); the rest are the job's steady state.
@@ -224,10 +225,15 @@ final class JobEmulation {
         m.put("coord_all_count", coordAll.getTotalCount());
         m.put("coord_all_p99_us", coordAll.getValueAtPercentile(99) / 1e3);
         m.put("coord_failed", coordFailed);
+        m.put("coord_failed_in_warmup", coordFailedInWarmup);
         out.printf(Locale.ROOT, "%-12s %9.1f %9.1f %8.2f %7.1f%% %8d %11.0f %11.0f %8d%n", transport,
                 pct(steps, 0.50) / 1e6, pct(steps, 0.99) / 1e6, jct / 1e9, waitFraction * 100,
                 coordDuring.getTotalCount(), coordDuring.getValueAtPercentile(50) / 1e3,
                 coordDuring.getValueAtPercentile(99) / 1e3, coordFailed);
+        if (coordFailed > 0) {
+            out.printf(Locale.ROOT, "%-12s %d of the %d failed coordination RPCs were sent during the %d warm-up step(s)%n",
+                    transport + ":", coordFailedInWarmup, coordFailed, job.warmupSteps());
+        }
         return m;
     }
 
@@ -376,6 +382,8 @@ final class JobEmulation {
         final Histogram during = new Histogram(3);
         final Histogram all = new Histogram(3);
         final AtomicInteger failed = new AtomicInteger();
+        /** Of {@link #failed}, the calls sent before the first measured step. */
+        final AtomicInteger failedInWarmup = new AtomicInteger();
         /** Why calls failed: the cause's class and the pair of ranks, with how many (for the logs). */
         final java.util.concurrent.ConcurrentHashMap<String, java.util.concurrent.atomic.LongAdder> causes =
                 new java.util.concurrent.ConcurrentHashMap<>();
@@ -434,6 +442,9 @@ final class JobEmulation {
                 long ns = System.nanoTime() - t0;
                 if (e != null) {
                     coordination.failed.incrementAndGet();
+                    if (!measured) {
+                        coordination.failedInWarmup.incrementAndGet();
+                    }
                     Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
                     coordination.causes.computeIfAbsent(cause.getClass().getSimpleName() + " " + src + "->" + dst,
                             k -> new java.util.concurrent.atomic.LongAdder()).increment();

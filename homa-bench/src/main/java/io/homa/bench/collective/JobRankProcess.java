@@ -127,7 +127,7 @@ final class JobRankProcess {
                 during = LatencyBuckets.of(coordination.during);
                 all = LatencyBuckets.of(coordination.all);
             }
-            long[] failed = {coordination.failed.get()};
+            long[] failed = {coordination.failed.get(), coordination.failedInWarmup.get()};
             for (long[] a : List.of(steps, waits, during, all, failed)) {
                 g.allReduce(a, ReduceOp.SUM).join();
             }
@@ -140,7 +140,7 @@ final class JobRankProcess {
                 }
                 JobEmulation.header(out, job);
                 Map<String, Object> m = JobEmulation.summarize(transport, job, stepsByRank, waitsByRank,
-                        LatencyBuckets.toHistogram(during), LatencyBuckets.toHistogram(all), failed[0], jct, out);
+                        LatencyBuckets.toHistogram(during), LatencyBuckets.toHistogram(all), failed[0], failed[1], jct, out);
                 m.put("link_mbps", linkMbps);
                 m.put("one_rank_per_process", true);
                 if (outFile != null) {

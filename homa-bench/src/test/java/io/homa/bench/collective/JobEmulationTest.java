@@ -111,12 +111,14 @@ class JobEmulationTest {
         long[][] steps = {{0, 0, 0, 0}, {100 * ms, 90 * ms, 10 * ms, 11 * ms}, {100 * ms, 90 * ms, 10 * ms, 11 * ms}};
         long[][] waits = {{0, 0, 0, 0}, {50 * ms, 45 * ms, 5 * ms, 11 * ms}, {50 * ms, 45 * ms, 5 * ms, 11 * ms}};
         org.HdrHistogram.Histogram none = new org.HdrHistogram.Histogram(3);
-        Map<String, Object> m = JobEmulation.summarize("tcp", job, steps, waits, none, none, 0, 211 * ms,
+        Map<String, Object> m = JobEmulation.summarize("tcp", job, steps, waits, none, none, 3, 2, 211 * ms,
                 new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
         assertEquals(2, ((Number) m.get("warmup_steps")).intValue());
         assertEquals(11.0, ((Number) m.get("step_p99_ms")).doubleValue(), 0.01, "the warm-up's 90-100 ms steps are left out: " + m);
         assertEquals(0.75, ((Number) m.get("network_wait_fraction")).doubleValue(), 1e-9, "(5/10 + 11/11) / 2: " + m);
         assertEquals(0.211, ((Number) m.get("job_completion_s")).doubleValue(), 1e-9, "the job's time counts every step");
+        assertEquals(3L, ((Number) m.get("coord_failed")).longValue(), "every failed call counts");
+        assertEquals(2L, ((Number) m.get("coord_failed_in_warmup")).longValue());
     }
 
     @Test
