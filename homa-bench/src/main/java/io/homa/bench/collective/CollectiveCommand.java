@@ -52,6 +52,7 @@ public final class CollectiveCommand {
         long bucket = 25L << 20;
         int steps = 10;
         int warmupSteps = 1;
+        boolean warmupGiven = false;
         double computeMs = 100;
         int slowRank = -1;
         double slowFactor = 1.5;
@@ -100,7 +101,7 @@ public final class CollectiveCommand {
                 }
                 case "--bucket" -> { bucket = bytes(v); i++; }
                 case "--steps" -> { steps = Integer.parseInt(v); i++; }
-                case "--warmup-steps" -> { warmupSteps = Integer.parseInt(v); i++; }
+                case "--warmup-steps" -> { warmupSteps = Integer.parseInt(v); warmupGiven = true; i++; }
                 case "--compute-ms" -> { computeMs = Double.parseDouble(v); i++; }
                 case "--slow-rank" -> { slowRank = Integer.parseInt(v); i++; }
                 case "--slow-factor" -> { slowFactor = Double.parseDouble(v); i++; }
@@ -132,6 +133,9 @@ public final class CollectiveCommand {
         }
         if (!List.of("allreduce", "broadcast", "allgather", "reducescatter").contains(op)) {
             throw new IllegalArgumentException("--op must be allreduce, broadcast, allgather or reducescatter, not " + op);
+        }
+        if (warmupGiven && !job) {
+            throw new IllegalArgumentException("--warmup-steps is an option of --job");
         }
         if (job && warmupSteps < 1) {
             throw new IllegalArgumentException("--warmup-steps must be at least 1 (step 0 connects and starts the JIT), not "

@@ -261,10 +261,10 @@ final class JobEmulation {
                         long[] stepNanos, long[] waitNanos) {
         if (!job.isWorker(rank)) {
             for (int s = 0; s < job.steps(); s++) {
-                if (s == job.warmupSteps()) {
-                    warmedUp.run();
-                }
                 g.barrier().join(); // the server's part of each step's start
+                if (s == job.warmupSteps()) {
+                    warmedUp.run(); // every worker has begun step s
+                }
             }
             return;
         }
@@ -288,9 +288,6 @@ final class JobEmulation {
         }
         PushChunks chunks = job.parameterServer() ? new PushChunks(rank) : null;
         for (int s = 0; s < job.steps(); s++) {
-            if (s == job.warmupSteps()) {
-                warmedUp.run();
-            }
             double factor = rank == job.slowRank() ? job.slowFactor() : 1.0;
             if (job.jitter() > 0) {
                 factor *= 1 + job.jitter() * (random.nextDouble() * 2 - 1);
@@ -298,6 +295,9 @@ final class JobEmulation {
             long compute = (long) (job.computeNanos() * factor);
             if (job.parameterServer()) {
                 g.barrier().join(); // synchronous training: every worker has its parameters
+            }
+            if (s == job.warmupSteps()) {
+                warmedUp.run(); // (after the barrier: with a parameter server, every rank is in step s)
             }
             long t0 = System.nanoTime();
             sleep(compute / 3); // forward
