@@ -227,15 +227,7 @@ public final class HomaMetrics {
          * response itself ({@link HomaConfig#callerReads()}): with the socket's executor, each is
          * an executor hand-off and an unpark saved ({@link #EXECUTOR_HANDOFFS} counts the others).
          */
-        CALLER_COMPLETIONS,
-        /**
-         * Payload bytes of messages longer than one datagram that reached the application in the
-         * buffers they were read into, segment by segment, instead of being copied into chunks:
-         * segments of 16 KiB or more (loopback's 64 KB datagrams, not an MTU of 1,500 or 9,000)
-         * from read buffers their datagrams fill to a quarter or more. A message kept so pins at
-         * most four times its bytes in read buffers until it is released.
-         */
-        RECEIVE_PAYLOAD_BYTES_KEPT
+        CALLER_COMPLETIONS
     }
 
     private final long[] counters;

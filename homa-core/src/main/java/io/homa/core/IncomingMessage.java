@@ -5,9 +5,7 @@ import java.nio.ByteBuffer;
 /**
  * A message being received: reassembly into lazily allocated chunks (from the engine's
  * {@link PayloadMemory}; a message that arrives whole in one datagram keeps that datagram instead
- * of a chunk, without a copy), or, where the memory keeps its first segment
- * ({@link PayloadMemory#keepSegment}), a table of its segments kept in their datagrams (one part
- * each, the ones the memory refused copied into parts of their own); the ranges that arrived, and
+ * of a chunk, without a copy), the ranges that arrived, and
  * the receiver's grant state. Memory grows only with bytes that actually arrive, and the engine
  * accepts bytes only below what it granted (or the unscheduled limit), so a peer that claims a
  * huge length costs nothing until it is granted. Even the table of chunk references grows only as
@@ -28,29 +26,6 @@ final class IncomingMessage {
     /** Initial capacity of {@link ReceivedRanges}. */
     static final int INITIAL_RANGES = 4;
     private static final PayloadBuffer[] NO_CHUNKS = {};
-    /**
-     * Bytes charged per slot of a segment table beyond {@link #SLOT}: an estimate of a part's
-     * objects (the shell's part; for a piece the memory refused, a pooled buffer of its own and
-     * its smallest allocation), rounded up, so that a peer sending tiny pieces pays for them.
-     */
-    static final int PART = 128;
-    /** Initial room of a segment table (one: a new message's charge barely changes; it doubles). */
-    static final int INITIAL_PARTS = 1;
-    /** How the message's bytes are held: not decided until its first segment that is not the whole message. */
-    private static final byte UNDECIDED = 0;
-    private static final byte CHUNKED = 1;
-    private static final byte SEGMENTS = 2;
-
-    private byte mode;
-    /**
-     * The parts of a message kept as its segments ({@link #SEGMENTS}), in order of arrival (sorted
-     * by offset when delivered), and where each starts in the message; owned here.
-     */
-    private PayloadBuffer[] parts;
-    private int[] partAt;
-    private int partCount;
-    /** Room for the missing pieces of a segment that overlaps what arrived ({@link ReceivedRanges#missing}). */
-    private int[] missing;
 
     Rpc rpc;
     int length;
@@ -94,10 +69,6 @@ final class IncomingMessage {
         // An empty message has one (empty) chunk slot, as its footprint has always counted.
         single[0] = null;
         this.chunks = length == 0 ? single : NO_CHUNKS;
-        mode = UNDECIDED;
-        parts = null;
-        partAt = null;
-        partCount = 0;
         ranges.clear();
         allocated = 0;
         granted = 0;
@@ -113,21 +84,7 @@ final class IncomingMessage {
 
     /** Memory charged for this message: chunk bytes plus bookkeeping. */
     long footprint() {
-        return allocated + BOOKKEEPING + (long) SLOT * chunks.length + (long) SLOT * ranges.capacity()
-                + (parts == null ? 0 : (long) (SLOT + PART) * parts.length);
-    }
-
-    /** The length of a segment table that must hold {@code needed} parts, growing from {@code current}. */
-    private static int partsLength(int current, int needed) {
-        return needed <= current ? current : Math.max(needed, 2 * current);
-    }
-
-    /** At most how much a segment of {@code n} bytes grows the footprint of a message kept as segments. */
-    private long segmentsGrowthFor(int n) {
-        int current = parts == null ? 0 : parts.length;
-        // A segment adds at most one part per gap it fills: intervals + 1.
-        int table = partsLength(current, partCount + ranges.intervals() + 1) - current;
-        return n + (long) (SLOT + PART) * table + (long) SLOT * ranges.capacityGrowthBound();
+        return allocated + BOOKKEEPING + (long) SLOT * chunks.length + (long) SLOT * ranges.capacity();
     }
 
     /** Length of the chunk table needed to hold chunk {@code last}, growing from {@code current}. */
@@ -146,28 +103,15 @@ final class IncomingMessage {
         if (n <= 0) {
             return 0;
         }
-        if (mode == SEGMENTS) {
-            return segmentsGrowthFor(n);
-        }
         int last = (offset + n - 1) / CHUNK;
         long table = (long) SLOT * (tableLength(chunkCount, chunks.length, last) - chunks.length);
-        long chunked = allocationFor(offset, n) + table + (long) SLOT * ranges.capacityGrowthBound();
-        return mode == CHUNKED ? chunked : Math.max(chunked, segmentsGrowthFor(n));
+        return allocationFor(offset, n) + table + (long) SLOT * ranges.capacityGrowthBound();
     }
 
     /** The footprint a new message of {@code length} has once its first segment is written. */
     static long footprintOfNew(int length, int offset, int n) {
         int table = length == 0 ? 1 : n <= 0 ? 0 : tableLength(chunkCount(length), 0, (offset + n - 1) / CHUNK);
         return BOOKKEEPING + (long) SLOT * table + (long) SLOT * INITIAL_RANGES + chunkBytes(length, offset, n);
-    }
-
-    /**
-     * The footprint of a new message once its first segment, {@code n} bytes, is written if the
-     * memory keeps that segment ({@link PayloadMemory#keepSegment}); the engine checks the larger
-     * of this and {@link #footprintOfNew}, as it cannot know beforehand.
-     */
-    static long footprintOfNewSegments(int n) {
-        return BOOKKEEPING + (long) (SLOT + PART) * INITIAL_PARTS + (long) SLOT * INITIAL_RANGES + Math.max(n, 0);
     }
 
     /** Scheduled bytes (beyond the first {@code unscheduledLimit}) granted and not yet received. */
@@ -239,29 +183,12 @@ final class IncomingMessage {
      * @return new bytes, or -1 if the segment was refused (too fragmented)
      */
     int write(int offset, ByteBuffer src, int srcIndex, int n, PayloadMemory memory) {
-        if (offset == 0 && n == length && chunkCount == 1 && chunks.length == 0 && mode == UNDECIDED) {
+        if (offset == 0 && n == length && chunkCount == 1 && chunks.length == 0) {
             // The whole message in one datagram: no copy (the only segment, so ranges accept it).
             single[0] = memory.keep(src, srcIndex, n);
             chunks = single;
-            mode = CHUNKED; // a retransmitted piece of it is a duplicate in its one chunk
             allocated += n;
             return ranges.add(0, n);
-        }
-        if (mode == UNDECIDED && n > 0) {
-            // The first segment decides: kept in its datagram, or the message goes into chunks.
-            PayloadBuffer first = memory.keepSegment(src, srcIndex, n);
-            if (first == null) {
-                mode = CHUNKED;
-            } else {
-                mode = SEGMENTS;
-                int added = ranges.add(offset, offset + n); // the first: never refused
-                ensureParts(1);
-                addPart(offset, first, n);
-                return added;
-            }
-        }
-        if (mode == SEGMENTS) {
-            return writeSegments(offset, src, srcIndex, n, memory);
         }
         int added = ranges.add(offset, offset + n);
         if (added <= 0) {
@@ -293,91 +220,8 @@ final class IncomingMessage {
         return added;
     }
 
-    /**
-     * A segment of a message kept as segments: each piece of it that had not arrived becomes a
-     * part, kept in the datagram where the memory agrees, else copied into memory of its own.
-     */
-    private int writeSegments(int offset, ByteBuffer src, int srcIndex, int n, PayloadMemory memory) {
-        int room = 2 * (ranges.intervals() + 1);
-        if (missing == null || missing.length < room) {
-            missing = new int[Math.max(room, 8)];
-        }
-        int pieces = ranges.missing(offset, offset + n, missing);
-        if (pieces == 0) {
-            return 0; // a duplicate
-        }
-        int added = ranges.add(offset, offset + n);
-        if (added <= 0) {
-            return added; // refused (too fragmented): nothing kept
-        }
-        ensureParts(partCount + pieces); // once: the bound the engine checked assumes one growth
-        for (int i = 0; i < pieces; i++) {
-            int start = missing[2 * i];
-            int len = missing[2 * i + 1] - start;
-            int at = srcIndex + (start - offset);
-            PayloadBuffer part = memory.keepSegment(src, at, len);
-            if (part == null) {
-                part = memory.allocate(len);
-                part.bytes().put(0, src, at, len);
-            }
-            addPart(start, part, len);
-        }
-        return added;
-    }
-
-    /** Room in the segment table for {@code needed} parts. */
-    private void ensureParts(int needed) {
-        int current = parts == null ? 0 : parts.length;
-        int cap = partsLength(current, needed);
-        if (cap > current) {
-            parts = parts == null ? new PayloadBuffer[cap] : java.util.Arrays.copyOf(parts, cap);
-            partAt = partAt == null ? new int[cap] : java.util.Arrays.copyOf(partAt, cap);
-        }
-    }
-
-    /** Appends a part (arrival order; {@link #sortParts} orders them at delivery); room was ensured. */
-    private void addPart(int at, PayloadBuffer part, int len) {
-        parts[partCount] = part;
-        partAt[partCount] = at;
-        partCount++;
-        allocated += len;
-    }
-
-    /** Orders the parts by offset (they arrive in order but for retransmissions: then one sort). */
-    private void sortParts() {
-        boolean sorted = true;
-        for (int i = 1; i < partCount && sorted; i++) {
-            sorted = partAt[i - 1] < partAt[i];
-        }
-        if (sorted) {
-            return;
-        }
-        long[] keys = new long[partCount];
-        for (int i = 0; i < partCount; i++) {
-            keys[i] = ((long) partAt[i] << 32) | i;
-        }
-        java.util.Arrays.sort(keys);
-        PayloadBuffer[] ordered = new PayloadBuffer[parts.length];
-        for (int i = 0; i < partCount; i++) {
-            int from = (int) keys[i];
-            ordered[i] = parts[from];
-            partAt[i] = (int) (keys[i] >>> 32);
-        }
-        parts = ordered;
-    }
-
     /** The complete message; its chunks now belong to it (this object no longer refers to them). */
     ReceivedMessage toMessage() {
-        if (mode == SEGMENTS) {
-            sortParts();
-            PayloadBuffer[] own = partCount == parts.length ? parts : java.util.Arrays.copyOf(parts, partCount);
-            ReceivedMessage m = partCount == 1 && own[0] instanceof ReceivedMessage whole && whole.length() == length
-                    ? whole : ReceivedMessage.assembled(length, own);
-            parts = null;
-            partAt = null;
-            partCount = 0;
-            return m;
-        }
         // Complete: every chunk was written, so the table has reached its full length.
         // A message takes one part out of its array and keeps none for an empty one, so the kept
         // one-slot table is never handed over.
@@ -391,11 +235,6 @@ final class IncomingMessage {
 
     /** Releases the chunks of a message that will not be delivered (aborted, evicted, timed out). */
     void discard() {
-        for (int i = 0; i < partCount; i++) {
-            parts[i].free();
-            parts[i] = null;
-        }
-        partCount = 0;
         for (int i = 0; i < chunks.length; i++) {
             if (chunks[i] != null) {
                 chunks[i].free();

@@ -5,9 +5,8 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /**
  * A complete message handed to the application. Its bytes live in one or more {@link PayloadBuffer}
- * parts from the engine's {@link PayloadMemory}: the datagram it arrived in (kept, not copied), its
- * segments kept in the datagrams they arrived in ({@link PayloadMemory#keepSegment}: one part
- * each, of any length), or the 64 KiB chunks it was assembled in (every one full but the last). {@link #buffers()} exposes
+ * parts from the engine's {@link PayloadMemory}: the datagram it arrived in (kept, not copied), or
+ * the 64 KiB chunks it was assembled in (every one full but the last). {@link #buffers()} exposes
  * them without copying, {@link #toByteArray()} copies them out.
  *
  * <p>Ownership: once delivered the engine never touches it again. The receiver owns its memory and

@@ -140,39 +140,6 @@ final class ReceivedRanges {
         return added;
     }
 
-    /**
-     * Writes the parts of {@code [start, end)} that have not arrived yet, as pairs (start, end) in
-     * order, into {@code out} (room for {@code 2 * (intervals() + 1)} ints).
-     *
-     * @return the number of pairs written
-     */
-    int missing(int start, int end, int[] out) {
-        int n = 0;
-        int pos = start;
-        for (int i = 0; i < count && pos < end; i++) {
-            int s = start(i);
-            int e = end(i);
-            if (e <= pos) {
-                continue;
-            }
-            if (s >= end) {
-                break;
-            }
-            if (s > pos) {
-                out[2 * n] = pos;
-                out[2 * n + 1] = s;
-                n++;
-            }
-            pos = e;
-        }
-        if (pos < end) {
-            out[2 * n] = pos;
-            out[2 * n + 1] = end;
-            n++;
-        }
-        return n;
-    }
-
     /** Whether every byte of {@code [start, end)} has arrived. */
     boolean contains(int start, int end) {
         for (int i = 0; i < count; i++) {

@@ -8,23 +8,12 @@ import java.nio.ByteBuffer;
  */
 public final class CountingPayloadMemory implements PayloadMemory {
     int kept;
-    int keptSegments;
     int allocated;
     int released;
-    /** Whether segments of longer messages are kept too ({@link #keepSegment}), as a shell may. */
-    private final boolean keepsSegments;
-
-    public CountingPayloadMemory() {
-        this(false);
-    }
-
-    public CountingPayloadMemory(boolean keepsSegments) {
-        this.keepsSegments = keepsSegments;
-    }
 
     /** Buffers handed out and not yet released. */
     public int live() {
-        return kept + keptSegments + allocated - released;
+        return kept + allocated - released;
     }
 
     @Override
@@ -39,18 +28,9 @@ public final class CountingPayloadMemory implements PayloadMemory {
         return counted(PayloadMemory.HEAP.allocate(length));
     }
 
-    @Override
-    public PayloadBuffer keepSegment(ByteBuffer datagram, int index, int length) {
-        if (!keepsSegments) {
-            return null;
-        }
-        keptSegments++;
-        return counted(PayloadMemory.HEAP.keep(datagram, index, length));
-    }
-
     /** Buffers handed out so far. */
     public int handedOut() {
-        return kept + keptSegments + allocated;
+        return kept + allocated;
     }
 
     private PayloadBuffer counted(PayloadBuffer b) {

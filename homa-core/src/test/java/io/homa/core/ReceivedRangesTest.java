@@ -35,50 +35,6 @@ class ReceivedRangesTest {
     }
 
     // ------------------------------------------------------------------ basics
-    private static int[] missing(ReceivedRanges r, int start, int end) {
-        int[] out = new int[2 * (r.intervals() + 1)];
-        int n = r.missing(start, end, out);
-        return java.util.Arrays.copyOf(out, 2 * n);
-    }
-
-    @Test
-    void missing_piecesOfASegmentNotYetReceived_inOrder() {
-        ReceivedRanges r = new ReceivedRanges();
-        assertArrayEquals(new int[]{10, 20}, missing(r, 10, 20), "nothing received: all of it");
-        r.add(0, 100);
-        r.add(200, 300);
-        r.add(400, 500);
-        assertArrayEquals(new int[]{}, missing(r, 20, 80), "inside one interval");
-        assertArrayEquals(new int[]{100, 200, 300, 350}, missing(r, 50, 350));
-        assertArrayEquals(new int[]{100, 200, 300, 400, 500, 600}, missing(r, 0, 600));
-        assertArrayEquals(new int[]{150, 199}, missing(r, 150, 199), "within a gap");
-        assertArrayEquals(new int[]{}, missing(r, 5, 5), "empty");
-    }
-
-    @Property(tries = 200)
-    void missing_isExactlyWhatAddWouldAdd(@ForAll("segments") List<int[]> ops, @ForAll @IntRange(min = 0, max = 1000) int a,
-                                          @ForAll @IntRange(min = 1, max = 300) int n) {
-        ReceivedRanges r = new ReceivedRanges();
-        BitSet have = new BitSet();
-        for (int[] op : ops) {
-            if (r.add(op[0], op[1]) >= 0) {
-                have.set(op[0], op[1]);
-            }
-        }
-        int[] pieces = missing(r, a, a + n);
-        BitSet got = new BitSet();
-        int last = -1;
-        for (int i = 0; i < pieces.length; i += 2) {
-            assertTrue(pieces[i] < pieces[i + 1] && pieces[i] > last, "disjoint, ordered, not empty");
-            last = pieces[i + 1];
-            got.set(pieces[i], pieces[i + 1]);
-        }
-        BitSet want = new BitSet();
-        want.set(a, a + n);
-        want.andNot(have);
-        assertEquals(want, got);
-    }
-
 
     @Test
     void empty_hasNothing() {

@@ -210,8 +210,6 @@ final class EngineLoop {
     private long lagNanos;
     /** A timer task found datagrams held in the receive drain: the drain after them ticks the engine. */
     private boolean tickOwed;
-    /** A datagram a caller read itself ({@link #readSockets}, into a buffer of its own) is being received. */
-    private boolean callerReading;
     /** The timer task is reading the sockets before its tick: drains meanwhile leave the timer to it. */
     private boolean inTimer;
     private boolean draining;
@@ -243,7 +241,6 @@ final class EngineLoop {
             }
         });
         engine.setPayloadMemory(memory);
-        memory.counters(shell);
         engine.setObserver(JfrEvents.observer(calls::startedNanos));
         // Its task for deferred datagrams is a turn of the loop, under the engine lock.
         Executor lockedLoop = task -> loop.execute(() -> locked(task));
@@ -760,12 +757,7 @@ final class EngineLoop {
                 if (opener != null && (p = opener.open(p)) == null) {
                     continue; // refused and counted
                 }
-                callerReading = true;
-                try {
-                    onDatagram(p);
-                } finally {
-                    callerReading = false;
-                }
+                onDatagram(p);
                 if (until != null && engine.hasEvents()) {
                     onReadComplete(); // a message came whole: drain, and stop at the waiter's own
                     if (until.ended()) {
@@ -908,24 +900,15 @@ final class EngineLoop {
         if (fallback != null) {
             fallback.heardFrom(from);
         }
-        memory.receiving(p.content(), bytes, densePin(p.content()));
+        memory.receiving(p.content(), bytes);
         try {
             engine.onDatagram(System.nanoTime(), from, bytes);
         } catch (RuntimeException e) { // the engine validates everything: this is a bug, but not the peer's win
             count(ShellCounter.DATAGRAMS_DROPPED);
             log.warn("Homa engine failed on a {}-byte datagram from {}; dropped", n, from, e);
         } finally {
-            memory.receiving(null, null, false);
+            memory.receiving(null, null);
         }
-    }
-
-    /**
-     * Whether a segment kept from {@code content} would pin memory that is mostly payload: a
-     * datagram the receive drain hands over from a well-filled read round, or one a waiting caller
-     * read into a buffer of its own that it fills to a quarter or more.
-     */
-    private boolean densePin(ByteBuf content) {
-        return receiveDrain.dense(content) || (callerReading && 4L * content.readableBytes() >= content.capacity());
     }
 
     /** The loop whose engine owns the RPC a datagram is about (ours unless it names our client RPC). */

@@ -3,7 +3,6 @@ package io.homa.internal.udp;
 import io.homa.core.PayloadBuffer;
 import io.homa.core.PayloadMemory;
 import io.homa.core.ReceivedMessage;
-import io.homa.internal.observe.ShellCounter;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
@@ -12,9 +11,8 @@ import java.nio.ByteBuffer;
 
 /**
  * The engine's received payload memory in the Netty shell: a message that arrives in one datagram
- * keeps a reference to that datagram's buffer (no copy, see {@link #keep}); so does a segment of
- * a longer one where its read buffer is well used ({@link #keepSegment}); otherwise a longer
- * message is assembled in chunks of pooled direct memory (one copy). {@link #toByteBuf} then hands a delivered message to user code
+ * keeps a reference to that datagram's buffer (no copy, see {@link #keep}); a longer one is assembled in chunks of
+ * pooled direct memory (one copy). {@link #toByteBuf} then hands a delivered message to user code
  * as one {@code ByteBuf} over those same buffers. Confined to one event loop, except
  * {@code toByteBuf}, which any thread may call.
  *
@@ -22,49 +20,22 @@ import java.nio.ByteBuffer;
  */
 public final class NettyPayloadMemory implements PayloadMemory {
     private ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
-    /** The loop's shell counters (RECEIVE_PAYLOAD_BYTES_KEPT), or a private array. */
-    private long[] shell = new long[ShellCounter.values().length];
     /** The datagram being fed to the engine now, and the index in it of its view's index 0. */
     private ByteBuf datagram;
     private int base;
     /** The part last kept from {@link #datagram}, or null: a second one makes both share it. */
     private Kept keptFromDatagram;
-    /** Whether segments of {@link #datagram} may be kept: its read buffer is well used ({@link #receiving}). */
-    private boolean keepSegments;
-
-    /**
-     * Shortest segment kept in its datagram rather than copied: 16 KiB, as for zero-copy sends. A
-     * message kept as parts of 1.4 KB (MTU 1,500, even in GRO's coalesced datagrams) was slower
-     * than one copied into chunks: 730 parts per MB, a slice and a composite component each when
-     * a user asks for a {@code ByteBuf}, weigh more than the memcpy they save (measured: 1 MB
-     * echoes over veth, homa/tcp-pool 0.70-0.75x against 0.80-0.85x). Loopback's 64 KB segments gain.
-     */
-    public static final int MIN_KEPT_SEGMENT = 16 * 1024;
-
-    /** Counts into the loop's shell counters. */
-    public void counters(long[] shell) {
-        this.shell = shell;
-    }
 
     /** Chunks come from {@code alloc} (the channels' allocator). */
     public void allocator(ByteBufAllocator alloc) {
         this.alloc = alloc;
     }
 
-    /**
-     * The engine is about to read {@code view}, a view of {@code content}'s readable bytes; null after.
-     *
-     * @param dense whether the memory a kept segment of it would pin is mostly payload: the caller
-     *              knows the read buffer {@code content} lies in (recvmmsg reads a round of
-     *              datagrams into one buffer of up to 1 MiB, and a kept part holds all of it), and
-     *              says true only where that buffer's datagrams fill a quarter of it or more, so
-     *              that messages kept as segments pin at most four times their bytes
-     */
-    public void receiving(ByteBuf content, ByteBuffer view, boolean dense) {
+    /** The engine is about to read {@code view}, a view of {@code content}'s readable bytes; null after. */
+    public void receiving(ByteBuf content, ByteBuffer view) {
         this.datagram = content;
         this.base = content == null ? 0 : content.readerIndex() - view.position();
         this.keptFromDatagram = null;
-        this.keepSegments = dense;
     }
 
     /**
@@ -82,21 +53,6 @@ public final class NettyPayloadMemory implements PayloadMemory {
         }
         keptFromDatagram = p;
         return p;
-    }
-
-    /**
-     * A segment of a longer message, kept as {@link #keep} keeps a whole one, where its datagram's
-     * read buffer is well used and the segment is not short; else null (the engine copies it). A
-     * 1 MB message over loopback (64 KB datagrams) is then 16 parts and reaches the application as
-     * those, without the copy into chunks.
-     */
-    @Override
-    public PayloadBuffer keepSegment(ByteBuffer view, int index, int length) {
-        if (!keepSegments || length < MIN_KEPT_SEGMENT) {
-            return null;
-        }
-        shell[ShellCounter.RECEIVE_PAYLOAD_BYTES_KEPT.ordinal()] += length;
-        return keep(view, index, length);
     }
 
     @Override

@@ -4,7 +4,6 @@ import io.homa.core.wire.PacketType;
 import io.homa.core.wire.WireFormat;
 import io.homa.internal.observe.ShellCounter;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.WrappedByteBuf;
 import io.netty.channel.socket.DatagramPacket;
 
 import java.util.ArrayDeque;
@@ -68,12 +67,6 @@ public final class ReceiveDrain {
     private final ArrayDeque<DatagramPacket> deferred = new ArrayDeque<>();
     private final Runnable finishTask = this::finish;
     private int deferredBytes;
-    /** The datagram being handed to the engine now, and whether its read buffer is dense ({@link #dense}). */
-    private ByteBuf handing;
-    private boolean handingDense;
-    /** Within one {@link #finish}: the read buffer last judged, and the verdict (a round's datagrams share a few). */
-    private ByteBuf judged;
-    private boolean judgedDense;
     private boolean finishQueued;
     private boolean closed;
 
@@ -116,7 +109,6 @@ public final class ReceiveDrain {
         while (deferredBytes > maxDeferredBytes) {
             handOldest();
         }
-        judged = null; // judged again at the end of the round, with all of it read
         if (!finishQueued && !deferred.isEmpty()) {
             finishQueued = true;
             try {
@@ -146,72 +138,16 @@ public final class ReceiveDrain {
         if (deferred.isEmpty()) {
             return;
         }
-        try {
-            while (!deferred.isEmpty()) {
-                handOldest();
-            }
-        } finally {
-            judged = null; // a pooled buffer object may be another round's next time
+        while (!deferred.isEmpty()) {
+            handOldest();
         }
         afterDeferred.run();
     }
 
     private void handOldest() {
         DatagramPacket p = deferred.removeFirst();
-        ByteBuf content = p.content();
-        deferredBytes -= content.readableBytes();
-        ByteBuf buffer = readBuffer(content);
-        if (buffer != judged) {
-            judged = buffer;
-            judgedDense = fillsAQuarter(buffer, content);
-        }
-        handing = content;
-        handingDense = judgedDense;
-        try {
-            engine.accept(p);
-        } finally {
-            handing = null;
-        }
-    }
-
-    /**
-     * Whether {@code content}, the datagram this drain is handing to the engine now (and no other),
-     * lies in a read buffer that the held datagrams fill to a quarter or more: a segment kept from
-     * it pins that whole buffer (see {@code NettyPayloadMemory.receiving}). Held datagrams only, so
-     * a round's urgent ones are not counted: a low estimate, never a high one.
-     */
-    public boolean dense(ByteBuf content) {
-        return content == handing && handingDense;
-    }
-
-    /**
-     * The buffer a datagram was read into: what its slice's references keep alive. A datagram of a
-     * batched read is a slice of that buffer, perhaps inside the leak detector's wrapper; one that
-     * is no slice (read alone, or opened into a buffer of its own) is its own read buffer. Only
-     * one level of slicing is unwrapped: a pooled buffer's own parent is its allocator's chunk.
-     */
-    static ByteBuf readBuffer(ByteBuf content) {
-        ByteBuf b = unwrapLeakAware(content);
-        ByteBuf parent = b.unwrap();
-        return parent != null ? unwrapLeakAware(parent) : b;
-    }
-
-    private static ByteBuf unwrapLeakAware(ByteBuf b) {
-        while (b instanceof WrappedByteBuf) {
-            b = b.unwrap();
-        }
-        return b;
-    }
-
-    /** Whether the held datagrams in {@code buffer}, {@code first} and those still waiting, fill a quarter of it. */
-    private boolean fillsAQuarter(ByteBuf buffer, ByteBuf first) {
-        long bytes = first.readableBytes();
-        for (DatagramPacket q : deferred) {
-            if (readBuffer(q.content()) == buffer) {
-                bytes += q.content().readableBytes();
-            }
-        }
-        return 4 * bytes >= buffer.capacity();
+        deferredBytes -= p.content().readableBytes();
+        engine.accept(p);
     }
 
     /** Releases whatever still waits; later datagrams go straight to {@code engine}. On the loop. */

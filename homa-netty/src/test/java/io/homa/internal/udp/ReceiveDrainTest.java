@@ -110,47 +110,6 @@ class ReceiveDrainTest {
         assertAllReleased();
     }
 
-    /** Datagrams read in one round into one buffer of {@code capacity}, as recvmmsg does: slices of it, each in a slot. */
-    private List<DatagramPacket> round(int capacity, int slot, long firstId, int... payloads) {
-        ByteBuf buffer = PooledByteBufAllocator.DEFAULT.directBuffer(capacity, capacity);
-        List<DatagramPacket> out = new ArrayList<>();
-        for (int i = 0; i < payloads.length; i++) {
-            int at = i * slot;
-            ByteBuffer nio = buffer.internalNioBuffer(at, WireFormat.DATA_HEADER + payloads[i]);
-            PacketEncoder.dataHeader(nio, nio.position(), firstId + i, 1_000_000, 1_000_000, 0, 0, false, 0, 0, payloads[i]);
-            out.add(track(new DatagramPacket(buffer.retainedSlice(at, WireFormat.DATA_HEADER + payloads[i]), PEER)));
-        }
-        buffer.release(); // the round's own reference, as Netty's read drops it
-        return out;
-    }
-
-    @Test
-    void dense_onlyForTheDatagramBeingHanded_whenTheHeldDatagramsFillAQuarterOfItsReadBuffer() {
-        List<String> verdicts = new ArrayList<>();
-        ReceiveDrain[] d = new ReceiveDrain[1];
-        DatagramPacket[] other = new DatagramPacket[1];
-        d[0] = new ReceiveDrain(p -> {
-            long id = p.content().getLong(p.content().readerIndex() + WireFormat.OFF_SENDER_ID);
-            verdicts.add(id + (d[0].dense(p.content()) ? " dense" : " sparse"));
-            if (other[0] != null && other[0] != p) {
-                assertFalse(d[0].dense(other[0].content()), "only the datagram being handed");
-            }
-            p.release();
-        }, tasks::add, () -> drains++, SHORT_LIMIT, MIN_BULK, ReceiveDrain.MAX_DEFERRED_BYTES, shell);
-        // 2 x 40 KB of 256 KiB: 31%, dense. 1 x 20 KB of another 256 KiB: 8%, sparse.
-        List<DatagramPacket> full = round(256 * 1024, 64 * 1024, 1, 40_000, 40_000);
-        List<DatagramPacket> sparse = round(256 * 1024, 64 * 1024, 3, 20_000);
-        other[0] = sparse.get(0);
-        full.forEach(d[0]::offer);
-        sparse.forEach(d[0]::offer);
-        d[0].offer(data(9, 100, 100)); // urgent: handed at once, never dense
-        assertEquals(List.of("9 sparse"), verdicts);
-        runTasks();
-        assertEquals(List.of("9 sparse", "1 dense", "2 dense", "3 sparse"), verdicts);
-        assertFalse(d[0].dense(full.get(0).content()), "nothing is being handed now");
-        assertAllReleased();
-    }
-
     @Test
     void resend_readAfterHeldData_waitsBehindIt() {
         // A client's request DATA (held: a long message) and then its RESEND about that RPC: the
