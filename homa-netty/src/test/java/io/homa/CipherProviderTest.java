@@ -16,6 +16,7 @@ import java.security.Provider;
 import java.security.SecureRandom;
 import java.security.Security;
 import java.security.spec.AlgorithmParameterSpec;
+import java.time.Duration;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -69,8 +70,15 @@ class CipherProviderTest {
         try (HomaSocket server = HomaSocket.open(Loopback.config().security(preShared().cipherProvider(counting)).build());
              HomaSocket client = HomaSocket.open(Loopback.config().security(preShared()).build())) {
             echoes(server, client, 1);
-            assertEquals(shell(server, HomaMetrics.Shell.DATAGRAMS_SEALED), counting.seals.get(),
-                    "every datagram the server sealed went through the provider");
+            // The two counts are read at different moments, and the server may still be sending
+            // (an ACK, a retransmission) after the last echo completed: they must agree once it is
+            // quiet, and never would if a datagram were sealed without the provider.
+            Loopback.awaitIdle(client, server);
+            Loopback.await(Duration.ofSeconds(10),
+                    () -> shell(server, HomaMetrics.Shell.DATAGRAMS_SEALED) == counting.seals.get(),
+                    () -> "every datagram the server sealed goes through the provider: "
+                            + shell(server, HomaMetrics.Shell.DATAGRAMS_SEALED) + " sealed, "
+                            + counting.seals.get() + " by the provider");
             long opens = counting.opens.get();
             assertTrue(opens >= shell(server, HomaMetrics.Shell.DATAGRAMS_OPENED) && opens > 0,
                     opens + " opens by the provider, " + server.metrics());
