@@ -71,16 +71,14 @@ public final class NettyPayloadMemory implements PayloadMemory {
         if (!(m instanceof Kept k)) {
             return m;
         }
-        int n = k.length();
         byte[] own;
         try {
-            own = new byte[n];
+            own = k.toByteArray(); // copied straight out of the datagram's buffer (Part.copyInto)
         } catch (OutOfMemoryError e) {
             return m; // held where it was read, not lost
         }
-        k.buf.getBytes(k.start(), own);
         k.release();
-        return new Chunk(Unpooled.wrappedBuffer(own), n);
+        return new Chunk(Unpooled.wrappedBuffer(own), own.length);
     }
 
     @Override
