@@ -258,6 +258,7 @@ public final class OverloadCommand {
             // A new caller, right after the flood.
             long t0 = System.nanoTime();
             boolean ok;
+            String newCallFailure = null;
             try {
                 byte[] probe = new byte[100];
                 ByteBuffer.wrap(probe).putLong(t0 + deadline.toNanos());
@@ -265,6 +266,8 @@ public final class OverloadCommand {
                 ok = true;
             } catch (Exception e) {
                 ok = false;
+                newCallFailure = String.valueOf(e instanceof java.util.concurrent.ExecutionException && e.getCause() != null
+                        ? e.getCause() : e); // why, in the run's figures
             }
             double newCallMs = (System.nanoTime() - t0) / 1e6;
             Map<String, String> s = stats(commands, lines);
@@ -274,6 +277,9 @@ public final class OverloadCommand {
             Map<String, Long> clientsAfter = clientCounters(clients);
             clientsAfter.forEach((k, v) -> s.put(k, Long.toString(v - clientsBefore.get(k))));
             s.put("flood_ms", Long.toString((long) floodMs));
+            if (newCallFailure != null) {
+                s.put("new_call_failure", newCallFailure);
+            }
             if (warm) {
                 s.put("jit_quiet_before_flood", Boolean.toString(jitQuiet));
             }
