@@ -786,7 +786,12 @@ public final class HomaConfig {
          * Runs handlers and completes call futures on the event loop itself: one thread hand-off
          * less per RPC, so the lowest latency, but user code then must never block (no
          * {@code get()}, no I/O, no locks held for long): while it runs, this socket's protocol
-         * stops (no sends, no receives, no timers). Default false.
+         * stops (no sends, no receives, no timers). A request that came in one datagram then
+         * reaches the handler where it was read, with no copy, and holds that read buffer (with
+         * epoll a batch of up to 1 MiB) until it is answered or dropped (and a {@code payload()}
+         * taken from it until that is released): a handler that holds requests to answer later
+         * should answer soon or use handler threads, whose requests come copied into memory of
+         * their own. Default false.
          */
         public Builder inlineExecution(boolean v) { this.inlineExecution = v; return this; }
 

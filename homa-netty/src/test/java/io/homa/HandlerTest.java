@@ -274,4 +274,52 @@ class HandlerTest {
             assertEquals(List.of(0), ran, "the handler ran for a request dropped while it waited");
         }
     }
+
+    /**
+     * A request a handler holds to answer later must not hold the buffer its datagram was read
+     * into (with epoll, a recvmmsg batch of up to 1 MiB): from the queue of a handler thread it
+     * comes in memory of its own, exactly its length. An inline handler, which runs as the request
+     * arrives, gets it where it was read, with no copy (its buffer is the datagram, header and all).
+     */
+    @Test
+    void aHeldRequest_fromTheHandlerQueue_isInMemoryOfItsOwn_inlineItIsTheDatagram() throws Exception {
+        for (boolean inline : new boolean[]{false, true}) {
+            List<HomaRequest> held = new ArrayList<>();
+            CountDownLatch arrived = new CountDownLatch(3);
+            try (HomaSocket server = HomaSocket.open(Loopback.config().inlineExecution(inline).build());
+                 HomaSocket client = HomaSocket.open(Loopback.config().build())) {
+                server.serve(r -> {
+                    synchronized (held) {
+                        held.add(r);
+                    }
+                    arrived.countDown();
+                });
+                List<CompletableFuture<byte[]>> calls = new ArrayList<>();
+                for (int i = 0; i < 3; i++) {
+                    // Lengths that differ, so that GRO cannot coalesce them into one datagram: a
+                    // request sharing a datagram gets a slice of its own length, copied or not.
+                    calls.add(client.call(Loopback.addressOf(server), new byte[100 + i]));
+                }
+                assertTrue(arrived.await(30, TimeUnit.SECONDS));
+                synchronized (held) {
+                    for (HomaRequest r : held) {
+                        ByteBuf payload = r.payload();
+                        try {
+                            if (inline) {
+                                assertTrue(payload.capacity() > r.length(), "inline: the datagram itself, " + payload);
+                            } else {
+                                assertEquals(r.length(), payload.capacity(), "queued: a buffer of its own, " + payload);
+                            }
+                        } finally {
+                            payload.release();
+                        }
+                        r.reply(r.toByteArray());
+                    }
+                }
+                for (int i = 0; i < 3; i++) {
+                    assertEquals(100 + i, calls.get(i).get(30, TimeUnit.SECONDS).length);
+                }
+            }
+        }
+    }
 }

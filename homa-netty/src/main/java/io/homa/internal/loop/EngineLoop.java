@@ -6,6 +6,7 @@ import io.homa.core.EngineEvent;
 import io.homa.core.HomaEngine;
 import io.homa.core.OutgoingPayload;
 import io.homa.core.PayloadReleaseListener;
+import io.homa.core.ReceivedMessage;
 import io.homa.core.RpcIds;
 import io.homa.core.RpcState;
 import io.homa.core.Transmit;
@@ -909,6 +910,11 @@ final class EngineLoop {
         } finally {
             memory.receiving(null, null);
         }
+    }
+
+    /** {@code m} in memory of its own rather than in its datagram's read buffer (see {@link NettyPayloadMemory#detached}). */
+    ReceivedMessage detached(ReceivedMessage m) {
+        return memory.detached(m);
     }
 
     /** The loop whose engine owns the RPC a datagram is about (ours unless it names our client RPC). */

@@ -2,6 +2,7 @@ package io.homa.internal.loop;
 
 import io.homa.core.EngineConfig;
 import io.homa.core.EngineEvent;
+import io.homa.core.ReceivedMessage;
 import io.homa.core.RpcError;
 import io.homa.internal.observe.ShellCounter;
 import io.homa.internal.rpc.InboundRequest;
@@ -114,9 +115,16 @@ final class ServedRequests implements InboundRequest.Path {
         if (l.fallback != null) {
             l.fallback.delivered(now, e.peer(), e.rpcId());
         }
-        InboundRequest r = l.socket.requests().create(this, e.rpcId(), e.peer(), e.message());
         RequestHandler handler = l.socket.handler();
         DroppedRequests.Kind before = dropped.lookup(now, e.peer(), e.rpcId());
+        // A request a handler thread takes from the queue waits there, and its handler may hold it
+        // to answer later: it must not hold its datagram's whole read buffer meanwhile. An inline
+        // handler runs now, on this loop (no copy: the small call's allocation stays as it was),
+        // and a request dropped below is released at once.
+        boolean queued = !l.dispatcher.inline() && handler != null && before != DroppedRequests.Kind.REFUSED_UNRUN
+                && before != DroppedRequests.Kind.DROPPED;
+        ReceivedMessage message = queued ? l.detached(e.message()) : e.message();
+        InboundRequest r = l.socket.requests().create(this, e.rpcId(), e.peer(), message);
         if (before == DroppedRequests.Kind.REFUSED_UNRUN) {
             // A copy of a request refused as expired (the refusal was lost, and the client sent
             // it again): refused again, so its caller learns it did not run rather than hearing

@@ -77,6 +77,11 @@ public final class Dispatcher {
         return new Dispatcher(pool, pool, marker, config, config.executorThreads());
     }
 
+    /** Whether handlers run on the event loop, as the request arrives (inline execution), not from a queue. */
+    public boolean inline() {
+        return inline;
+    }
+
     /**
      * Hands an admitted request to its handler (on the request's event loop): at once with inline
      * execution, else through the queue; false if {@code maxQueuedRequests} wait already (the caller
