@@ -189,13 +189,12 @@ final class NettyHomaSocket implements HomaSocket, CallObserver {
         }
     }
 
-    /** A response for the {@code byte[]} API: its one copy, and its memory released. */
+    /**
+     * A response for the {@code byte[]} API, its memory given back: the array it was assembled in
+     * (the call asked for one: {@code ClientCall.responseAsArray}), else its one copy.
+     */
     private static byte[] toByteArray(ReceivedMessage m) {
-        try {
-            return m.toByteArray();
-        } finally {
-            m.release();
-        }
+        return m.takeByteArray();
     }
 
     /** Validates a call's arguments; returns its deadline as a {@link System#nanoTime()} value. */

@@ -56,6 +56,7 @@ final class ApplicationCommands {
         rpc.startedAt = now;
         rpc.deadline = deadline;
         rpc.idempotent = idempotent;
+        rpc.responseAsArray = source != null && source.responseAsArray();
         outgoing.start(rpc, first, parts, source, length);
         counters.bump(Counter.CLIENT_RPCS_STARTED);
         clock.arm(now);

@@ -29,6 +29,11 @@ final class HeapPayloadMemory implements PayloadMemory {
             return bytes;
         }
 
+        /** The array itself (its bytes are all of this part). */
+        byte[] array() {
+            return bytes.array();
+        }
+
         @Override
         public void free() {
             // the collector frees it

@@ -157,7 +157,8 @@ final class IncomingData {
      */
     private boolean admitMemory(InetSocketAddress from, DecodedPacket p, Rpc rpc, IncomingMessage in) {
         boolean newMessage = in == null;
-        long need = newMessage ? IncomingMessage.footprintOfNew(p.messageLength, p.offset, p.payloadLength)
+        long need = newMessage ? IncomingMessage.footprintOfNew(p.messageLength, p.offset, p.payloadLength,
+                IncomingMessage.chunkSize(rpc, p.messageLength))
                 : in.footprintGrowthFor(p.offset, p.payloadLength);
         if (need <= 0) {
             return true;

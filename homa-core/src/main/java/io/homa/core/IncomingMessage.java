@@ -9,7 +9,11 @@ import java.nio.ByteBuffer;
  * the receiver's grant state. Memory grows only with bytes that actually arrive, and the engine
  * accepts bytes only below what it granted (or the unscheduled limit), so a peer that claims a
  * huge length costs nothing until it is granted. Even the table of chunk references grows only as
- * far as bytes have arrived, never to the claimed length at once.
+ * far as bytes have arrived, never to the claimed length at once. The one exception is a response
+ * whose caller asked for one array ({@link OutgoingPayload#responseAsArray()}): up to
+ * {@link OutgoingPayload#MAX_RESPONSE_ARRAY} bytes, it is one chunk of its whole length on the
+ * heap, allocated and charged when its first segment arrives (a peer can make us hold that only
+ * for a call we made to it, once per call).
  *
  * <p>{@link #footprint()} is what the engine charges against its buffer limits: the chunk bytes
  * plus an estimate of the bookkeeping (objects, the chunk table, the received ranges).
@@ -32,6 +36,13 @@ final class IncomingMessage {
     /** Order of arrival, for FIFO grants and SRPT ties. */
     long seq;
     final ReceivedRanges ranges = new ReceivedRanges();
+    /**
+     * Bytes per chunk: {@link #CHUNK}, or the whole length for a response assembled in one heap
+     * array ({@link #chunkSize(Rpc, int)}).
+     */
+    private int chunkSize;
+    /** Whether the message is assembled in one heap array (its only chunk), not in the engine's memory. */
+    private boolean asArray;
     /** Chunks the whole message needs. */
     private int chunkCount;
     /** Chunk references, grown (up to {@link #chunkCount}) as far as bytes have arrived; owned here. */
@@ -65,7 +76,9 @@ final class IncomingMessage {
         this.rpc = rpc;
         this.length = length;
         this.seq = seq;
-        this.chunkCount = chunkCount(length);
+        this.asArray = asArray(rpc, length);
+        this.chunkSize = chunkSize(rpc, length);
+        this.chunkCount = chunkCount(length, chunkSize);
         // An empty message has one (empty) chunk slot, as its footprint has always counted.
         single[0] = null;
         this.chunks = length == 0 ? single : NO_CHUNKS;
@@ -78,8 +91,23 @@ final class IncomingMessage {
         return this;
     }
 
-    private static int chunkCount(int length) {
-        return length == 0 ? 1 : (int) (((long) length + CHUNK - 1) / CHUNK);
+    private static int chunkCount(int length, int chunkSize) {
+        return length == 0 ? 1 : (int) (((long) length + chunkSize - 1) / chunkSize);
+    }
+
+    /**
+     * The chunk size of a message of {@code length} for {@code rpc} (null: a new server RPC): its
+     * length when it is a response whose caller wants one array
+     * ({@link OutgoingPayload#responseAsArray()}) of at most
+     * {@link OutgoingPayload#MAX_RESPONSE_ARRAY} bytes, else {@link #CHUNK}.
+     */
+    static int chunkSize(Rpc rpc, int length) {
+        return length > CHUNK && asArray(rpc, length) ? length : CHUNK;
+    }
+
+    /** Whether a message of {@code length} for {@code rpc} is assembled in one heap array ({@link #chunkSize}). */
+    private static boolean asArray(Rpc rpc, int length) {
+        return rpc != null && rpc.client && rpc.responseAsArray && length <= OutgoingPayload.MAX_RESPONSE_ARRAY;
     }
 
     /** Memory charged for this message: chunk bytes plus bookkeeping. */
@@ -103,15 +131,21 @@ final class IncomingMessage {
         if (n <= 0) {
             return 0;
         }
-        int last = (offset + n - 1) / CHUNK;
+        int last = (offset + n - 1) / chunkSize;
         long table = (long) SLOT * (tableLength(chunkCount, chunks.length, last) - chunks.length);
         return allocationFor(offset, n) + table + (long) SLOT * ranges.capacityGrowthBound();
     }
 
     /** The footprint a new message of {@code length} has once its first segment is written. */
     static long footprintOfNew(int length, int offset, int n) {
-        int table = length == 0 ? 1 : n <= 0 ? 0 : tableLength(chunkCount(length), 0, (offset + n - 1) / CHUNK);
-        return BOOKKEEPING + (long) SLOT * table + (long) SLOT * INITIAL_RANGES + chunkBytes(length, offset, n);
+        return footprintOfNew(length, offset, n, CHUNK);
+    }
+
+    /** {@link #footprintOfNew(int, int, int)} for a message of {@code chunkSize} chunks ({@link #chunkSize(Rpc, int)}). */
+    static long footprintOfNew(int length, int offset, int n, int chunkSize) {
+        int table = length == 0 ? 1 : n <= 0 ? 0
+                : tableLength(chunkCount(length, chunkSize), 0, (offset + n - 1) / chunkSize);
+        return BOOKKEEPING + (long) SLOT * table + (long) SLOT * INITIAL_RANGES + chunkBytes(length, offset, n, chunkSize);
     }
 
     /** Scheduled bytes (beyond the first {@code unscheduledLimit}) granted and not yet received. */
@@ -143,7 +177,7 @@ final class IncomingMessage {
             return 0; // an empty segment touches no chunk
         }
         long need = 0;
-        for (int c = offset / CHUNK; c <= (offset + n - 1) / CHUNK; c++) {
+        for (int c = offset / chunkSize; c <= (offset + n - 1) / chunkSize; c++) {
             if (c >= chunks.length || chunks[c] == null) {
                 need += chunkLength(c);
             }
@@ -152,21 +186,26 @@ final class IncomingMessage {
     }
 
     private int chunkLength(int c) {
-        return chunkLength(length, c);
+        return chunkLength(length, c, chunkSize);
     }
 
-    private static int chunkLength(int length, int c) {
-        return (int) Math.min(CHUNK, (long) length - (long) c * CHUNK);
+    private static int chunkLength(int length, int c, int chunkSize) {
+        return (int) Math.min(chunkSize, (long) length - (long) c * chunkSize);
     }
 
     /** Chunk bytes a segment would allocate in a new message of {@code length} (nothing allocated yet). */
     static long chunkBytes(int length, int offset, int n) {
+        return chunkBytes(length, offset, n, CHUNK);
+    }
+
+    /** {@link #chunkBytes(int, int, int)} for a message of {@code chunkSize} chunks. */
+    static long chunkBytes(int length, int offset, int n, int chunkSize) {
         if (n <= 0) {
             return 0;
         }
         long need = 0;
-        for (int c = offset / CHUNK; c <= (offset + n - 1) / CHUNK; c++) {
-            need += chunkLength(length, c);
+        for (int c = offset / chunkSize; c <= (offset + n - 1) / chunkSize; c++) {
+            need += chunkLength(length, c, chunkSize);
         }
         return need;
     }
@@ -194,7 +233,7 @@ final class IncomingMessage {
         if (added <= 0) {
             return added;
         }
-        int last = (offset + n - 1) / CHUNK;
+        int last = (offset + n - 1) / chunkSize;
         if (last >= chunks.length) {
             // A table of one never grows (chunkCount 1): the kept array; else a new one.
             chunks = chunkCount == 1 ? single
@@ -204,13 +243,15 @@ final class IncomingMessage {
         int from = srcIndex;
         int left = n;
         while (left > 0) {
-            int c = pos / CHUNK;
+            int c = pos / chunkSize;
             int size = chunkLength(c);
             if (chunks[c] == null) {
-                chunks[c] = memory.allocate(size);
+                // A response its caller wants as one array: that array, on the heap (the shell's
+                // memory is for bytes it sends or hands over as buffers).
+                chunks[c] = asArray ? PayloadMemory.HEAP.allocate(size) : memory.allocate(size);
                 allocated += size;
             }
-            int within = pos - c * CHUNK;
+            int within = pos - c * chunkSize;
             int k = Math.min(left, size - within);
             chunks[c].bytes().put(within, src, from, k);
             pos += k;

@@ -12,6 +12,13 @@ import java.nio.ByteBuffer;
  * {@link PayloadReleaseListener#released(OutgoingPayload)}. Its bytes must not change meanwhile.
  */
 public interface OutgoingPayload {
+    /**
+     * The longest response assembled in one array for a {@link #responseAsArray()} request (8 MiB):
+     * a longer one, which the whole array would charge against the engine's buffer limits long
+     * before its bytes arrive, is assembled in chunks and copied out.
+     */
+    int MAX_RESPONSE_ARRAY = 8 << 20;
+
     /** The message's length in bytes; fixed. */
     int payloadLength();
 
@@ -26,4 +33,16 @@ public interface OutgoingPayload {
      * {@code at}; {@code out}'s position and limit are as they were afterwards.
      */
     void copyPayload(int offset, ByteBuffer out, int at, int n);
+
+    /**
+     * Of a request: whether its caller wants the response as one byte array (a {@code byte[]}
+     * call). The engine then assembles a response of at most {@link #MAX_RESPONSE_ARRAY}
+     * bytes straight into one heap array of its length rather than in chunks, charged in full when
+     * its first segment arrives, so that {@link ReceivedMessage#takeByteArray()} hands it over
+     * without a copy. Default false: chunks from the engine's {@link PayloadMemory}, allocated as
+     * bytes arrive.
+     */
+    default boolean responseAsArray() {
+        return false;
+    }
 }

@@ -111,6 +111,36 @@ public class ReceivedMessage {
         return out;
     }
 
+    /**
+     * Takes the message as an array the caller owns, and gives its memory back (the message is
+     * used up, as by {@link #release()}): the very array it was assembled in when it is one heap
+     * array of its length (a response whose request asked for that,
+     * {@link OutgoingPayload#responseAsArray()}, or a message that came over TCP), with no copy;
+     * else a copy. Any thread.
+     *
+     * @throws IllegalStateException if the message was released or taken already
+     */
+    public final byte[] takeByteArray() {
+        take();
+        PayloadBuffer only = only();
+        if (only instanceof HeapPayloadMemory.Chunk c && c.array().length == length()) {
+            return c.array();
+        }
+        try {
+            byte[] out = new byte[length()];
+            copyTo(out, 0);
+            return out;
+        } finally {
+            if (only != null) {
+                only.free();
+            } else {
+                for (PayloadBuffer p : parts()) {
+                    p.free();
+                }
+            }
+        }
+    }
+
     /** Copies the whole message into {@code dst} at {@code offset}. */
     public final void copyTo(byte[] dst, int offset) {
         int length = length();

@@ -49,6 +49,8 @@ final class Rpc {
      * longer knows it (else only when the server provably never had it whole).
      */
     boolean idempotent;
+    /** Client: the response is assembled in one heap array (see {@link OutgoingPayload#responseAsArray()}). */
+    boolean responseAsArray;
     /**
      * Server: the client knows how the RPC ended: it acknowledged the response, cancelled the
      * call, or was told OVERLOADED (a late duplicate of the id is then remembered only briefly).
@@ -107,6 +109,7 @@ final class Rpc {
         requestLength = 0;
         restarts = 0;
         idempotent = false;
+        responseAsArray = false;
         endKnownToClient = false;
         wholeRequestSentAt = 0;
         wholeRequestSent = false;

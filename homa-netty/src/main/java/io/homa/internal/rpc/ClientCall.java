@@ -169,6 +169,16 @@ public final class ClientCall<T> extends CompletableFuture<T> implements Runnabl
         }
     }
 
+    /**
+     * A {@code byte[]} call's response is wanted as one array: the engine assembles a long one
+     * straight into it (up to {@code OutgoingPayload.MAX_RESPONSE_ARRAY}), and the call hands that
+     * array over without copying it again.
+     */
+    @Override
+    public boolean responseAsArray() {
+        return request instanceof byte[];
+    }
+
     /** Completes the future exceptionally (with the API's exception for the failure). */
     public void fail(RuntimeException e) {
         completeExceptionally(e);
