@@ -157,8 +157,7 @@ final class IncomingData {
      */
     private boolean admitMemory(InetSocketAddress from, DecodedPacket p, Rpc rpc, IncomingMessage in) {
         boolean newMessage = in == null;
-        long need = newMessage ? IncomingMessage.footprintOfNew(p.messageLength, p.offset, p.payloadLength,
-                IncomingMessage.chunkSize(rpc, p.messageLength))
+        long need = newMessage ? IncomingMessage.footprintOfNew(rpc, p.messageLength, p.offset, p.payloadLength)
                 : in.footprintGrowthFor(p.offset, p.payloadLength);
         if (need <= 0) {
             return true;

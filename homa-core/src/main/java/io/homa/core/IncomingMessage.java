@@ -9,11 +9,11 @@ import java.nio.ByteBuffer;
  * the receiver's grant state. Memory grows only with bytes that actually arrive, and the engine
  * accepts bytes only below what it granted (or the unscheduled limit), so a peer that claims a
  * huge length costs nothing until it is granted. Even the table of chunk references grows only as
- * far as bytes have arrived, never to the claimed length at once. The one exception is a response
- * whose caller asked for one array ({@link OutgoingPayload#responseAsArray()}): up to
- * {@link OutgoingPayload#MAX_RESPONSE_ARRAY} bytes, it is one chunk of its whole length on the
- * heap, allocated and charged when its first segment arrives (a peer can make us hold that only
- * for a call we made to it, once per call).
+ * far as bytes have arrived, never to the claimed length at once. A response whose caller asked
+ * for one array ({@link OutgoingPayload#responseAsArray()}), of up to
+ * {@link OutgoingPayload#MAX_RESPONSE_ARRAY} bytes, moves into one heap array of its whole length
+ * once an eighth of it has arrived (at once if it fits one chunk): its memory is then at most 8
+ * times what arrived, fewer than a 64 KiB chunk per 1.4 KB segment can be ({@link #arrayAt}).
  *
  * <p>{@link #footprint()} is what the engine charges against its buffer limits: the chunk bytes
  * plus an estimate of the bookkeeping (objects, the chunk table, the received ranges).
@@ -37,12 +37,17 @@ final class IncomingMessage {
     long seq;
     final ReceivedRanges ranges = new ReceivedRanges();
     /**
-     * Bytes per chunk: {@link #CHUNK}, or the whole length for a response assembled in one heap
-     * array ({@link #chunkSize(Rpc, int)}).
+     * Bytes per chunk: {@link #CHUNK}, or the whole length once a response wanted as an array
+     * has moved into it ({@link #moveToArray}).
      */
     private int chunkSize;
-    /** Whether the message is assembled in one heap array (its only chunk), not in the engine's memory. */
-    private boolean asArray;
+    /**
+     * Received bytes from which a response wanted as one array ({@link OutgoingPayload#responseAsArray()})
+     * is assembled in that array ({@link #arrayAt}); {@link Integer#MAX_VALUE} for every other message.
+     */
+    private int arrayFrom;
+    /** Whether its only chunk is that heap array of its whole length (see {@link #arrayFrom}). */
+    private boolean inArray;
     /** Chunks the whole message needs. */
     private int chunkCount;
     /** Chunk references, grown (up to {@link #chunkCount}) as far as bytes have arrived; owned here. */
@@ -76,8 +81,9 @@ final class IncomingMessage {
         this.rpc = rpc;
         this.length = length;
         this.seq = seq;
-        this.asArray = asArray(rpc, length);
-        this.chunkSize = chunkSize(rpc, length);
+        this.arrayFrom = arrayAt(rpc, length);
+        this.inArray = arrayFrom == 0; // a short one: its one chunk is the array from the start
+        this.chunkSize = CHUNK;
         this.chunkCount = chunkCount(length, chunkSize);
         // An empty message has one (empty) chunk slot, as its footprint has always counted.
         single[0] = null;
@@ -96,18 +102,27 @@ final class IncomingMessage {
     }
 
     /**
-     * The chunk size of a message of {@code length} for {@code rpc} (null: a new server RPC): its
-     * length when it is a response whose caller wants one array
-     * ({@link OutgoingPayload#responseAsArray()}) of at most
-     * {@link OutgoingPayload#MAX_RESPONSE_ARRAY} bytes, else {@link #CHUNK}.
+     * From how many received bytes on a message of {@code length} for {@code rpc} (null: a new
+     * server RPC) is assembled in one heap array of its length: a response whose caller wants one
+     * array ({@link OutgoingPayload#responseAsArray()}) of at most
+     * {@link OutgoingPayload#MAX_RESPONSE_ARRAY} bytes, from the start if it fits one chunk, else
+     * once an eighth of it has arrived (so the array is never more than 8 times the bytes received,
+     * and what arrived before is copied once more: an eighth at most). Never
+     * ({@link Integer#MAX_VALUE}) for any other message.
      */
-    static int chunkSize(Rpc rpc, int length) {
-        return length > CHUNK && asArray(rpc, length) ? length : CHUNK;
+    static int arrayAt(Rpc rpc, int length) {
+        if (rpc == null || !rpc.client || !rpc.responseAsArray || length > OutgoingPayload.MAX_RESPONSE_ARRAY) {
+            return Integer.MAX_VALUE;
+        }
+        return length <= CHUNK ? 0 : length / ARRAY_FRACTION;
     }
 
-    /** Whether a message of {@code length} for {@code rpc} is assembled in one heap array ({@link #chunkSize}). */
-    private static boolean asArray(Rpc rpc, int length) {
-        return rpc != null && rpc.client && rpc.responseAsArray && length <= OutgoingPayload.MAX_RESPONSE_ARRAY;
+    /** See {@link #arrayAt}: a response wanted as an array moves into it once 1/this of it arrived. */
+    static final int ARRAY_FRACTION = 8;
+
+    /** Whether writing {@code n} more bytes moves the message into its array ({@link #moveToArray}). */
+    private boolean movesToArray(int n) {
+        return !inArray && n > 0 && received() + n >= arrayFrom;
     }
 
     /** Memory charged for this message: chunk bytes plus bookkeeping. */
@@ -131,6 +146,9 @@ final class IncomingMessage {
         if (n <= 0) {
             return 0;
         }
+        if (movesToArray(n)) { // the whole array (its chunks then go: a table of one, charged as it was)
+            return length - allocated + (long) SLOT * ranges.capacityGrowthBound();
+        }
         int last = (offset + n - 1) / chunkSize;
         long table = (long) SLOT * (tableLength(chunkCount, chunks.length, last) - chunks.length);
         return allocationFor(offset, n) + table + (long) SLOT * ranges.capacityGrowthBound();
@@ -141,8 +159,18 @@ final class IncomingMessage {
         return footprintOfNew(length, offset, n, CHUNK);
     }
 
-    /** {@link #footprintOfNew(int, int, int)} for a message of {@code chunkSize} chunks ({@link #chunkSize(Rpc, int)}). */
-    static long footprintOfNew(int length, int offset, int n, int chunkSize) {
+    /**
+     * {@link #footprintOfNew(int, int, int)} for a message of {@code rpc} (null: a new server RPC),
+     * which may start in its array ({@link #arrayAt}).
+     */
+    static long footprintOfNew(Rpc rpc, int length, int offset, int n) {
+        if (n > 0 && n >= arrayAt(rpc, length)) {
+            return BOOKKEEPING + SLOT + (long) SLOT * INITIAL_RANGES + length;
+        }
+        return footprintOfNew(length, offset, n, CHUNK);
+    }
+
+    private static long footprintOfNew(int length, int offset, int n, int chunkSize) {
         int table = length == 0 ? 1 : n <= 0 ? 0
                 : tableLength(chunkCount(length, chunkSize), 0, (offset + n - 1) / chunkSize);
         return BOOKKEEPING + (long) SLOT * table + (long) SLOT * INITIAL_RANGES + chunkBytes(length, offset, n, chunkSize);
@@ -198,8 +226,7 @@ final class IncomingMessage {
         return chunkBytes(length, offset, n, CHUNK);
     }
 
-    /** {@link #chunkBytes(int, int, int)} for a message of {@code chunkSize} chunks. */
-    static long chunkBytes(int length, int offset, int n, int chunkSize) {
+    private static long chunkBytes(int length, int offset, int n, int chunkSize) {
         if (n <= 0) {
             return 0;
         }
@@ -229,36 +256,71 @@ final class IncomingMessage {
             allocated += n;
             return ranges.add(0, n);
         }
-        int added = ranges.add(offset, offset + n);
-        if (added <= 0) {
-            return added;
+        if (n <= 0 || ranges.contains(offset, offset + n) || ranges.refuses(offset, offset + n)) {
+            return ranges.add(offset, offset + n); // nothing new (0), or refused as too fragmented (-1): no memory
         }
+        // Memory before the range: should an allocation fail, no range may be marked received
+        // with its bytes unwritten (nothing would ask for them again).
+        if (movesToArray(n)) {
+            moveToArray();
+        }
+        int first = offset / chunkSize;
         int last = (offset + n - 1) / chunkSize;
         if (last >= chunks.length) {
             // A table of one never grows (chunkCount 1): the kept array; else a new one.
             chunks = chunkCount == 1 ? single
                     : java.util.Arrays.copyOf(chunks, tableLength(chunkCount, chunks.length, last));
         }
+        for (int c = first; c <= last; c++) {
+            if (chunks[c] == null) {
+                int size = chunkLength(c);
+                // A response wanted as an array, short enough to be one from the start: on the
+                // heap (the shell's memory is for bytes it sends or hands over as buffers).
+                chunks[c] = inArray ? PayloadMemory.HEAP.allocate(size) : memory.allocate(size);
+                allocated += size;
+            }
+        }
+        int added = ranges.add(offset, offset + n);
+        if (added <= 0) {
+            return added;
+        }
         int pos = offset;
         int from = srcIndex;
         int left = n;
         while (left > 0) {
             int c = pos / chunkSize;
-            int size = chunkLength(c);
-            if (chunks[c] == null) {
-                // A response its caller wants as one array: that array, on the heap (the shell's
-                // memory is for bytes it sends or hands over as buffers).
-                chunks[c] = asArray ? PayloadMemory.HEAP.allocate(size) : memory.allocate(size);
-                allocated += size;
-            }
             int within = pos - c * chunkSize;
-            int k = Math.min(left, size - within);
+            int k = Math.min(left, chunkLength(c) - within);
             chunks[c].bytes().put(within, src, from, k);
             pos += k;
             from += k;
             left -= k;
         }
         return added;
+    }
+
+    /**
+     * A response wanted as an array has reached {@link #arrayFrom}: the chunks it has so far are
+     * copied into one heap array of its whole length (bytes not yet received too: they are
+     * overwritten when they arrive) and given back, and that array is its only chunk from now on.
+     */
+    private void moveToArray() {
+        PayloadBuffer array = PayloadMemory.HEAP.allocate(length); // first: if it fails, nothing changed
+        ByteBuffer to = array.bytes();
+        for (int c = 0; c < chunks.length; c++) {
+            PayloadBuffer chunk = chunks[c];
+            if (chunk != null) {
+                to.put(c * CHUNK, chunk.bytes(), 0, chunkLength(c));
+                chunks[c] = null;
+                chunk.free();
+            }
+        }
+        single[0] = array;
+        chunks = single;
+        chunkSize = length;
+        chunkCount = 1;
+        allocated = length;
+        inArray = true;
     }
 
     /** The complete message; its chunks now belong to it (this object no longer refers to them). */

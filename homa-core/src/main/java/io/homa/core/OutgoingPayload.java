@@ -14,8 +14,8 @@ import java.nio.ByteBuffer;
 public interface OutgoingPayload {
     /**
      * The longest response assembled in one array for a {@link #responseAsArray()} request (8 MiB):
-     * a longer one, which the whole array would charge against the engine's buffer limits long
-     * before its bytes arrive, is assembled in chunks and copied out.
+     * a longer one, whose array would be charged against the engine's buffer limits for up to 8
+     * times the bytes received for longer, is assembled in chunks and copied out.
      */
     int MAX_RESPONSE_ARRAY = 8 << 20;
 
@@ -37,10 +37,10 @@ public interface OutgoingPayload {
     /**
      * Of a request: whether its caller wants the response as one byte array (a {@code byte[]}
      * call). The engine then assembles a response of at most {@link #MAX_RESPONSE_ARRAY}
-     * bytes straight into one heap array of its length rather than in chunks, charged in full when
-     * its first segment arrives, so that {@link ReceivedMessage#takeByteArray()} hands it over
-     * without a copy. Default false: chunks from the engine's {@link PayloadMemory}, allocated as
-     * bytes arrive.
+     * bytes in one heap array of its length: in chunks until an eighth of it has arrived, then in
+     * the array (the chunks copied in; the array charged in full against the buffer limits from
+     * then on), so that {@link ReceivedMessage#takeByteArray()} hands it over without a copy.
+     * Default false: chunks from the engine's {@link PayloadMemory}, allocated as bytes arrive.
      */
     default boolean responseAsArray() {
         return false;

@@ -8,7 +8,10 @@ import java.nio.ByteBuffer;
  * one datagram is {@link #keep kept} (a shell that owns the datagram's buffer retains a slice of
  * it, so the bytes are never copied); a longer one is assembled, with one copy, in chunks from
  * {@link #allocate}, allocated only as bytes arrive so that a peer claiming a huge length costs
- * nothing until it is granted. Called on the engine's thread, from inside an engine call.
+ * nothing until it is granted. (A response whose request asked for one array,
+ * {@link OutgoingPayload#responseAsArray()}, moves into a heap array of the engine's own once an
+ * eighth of it has arrived, and its chunks come back here: see {@link IncomingMessage}.) Called on
+ * the engine's thread, from inside an engine call.
  */
 public interface PayloadMemory {
     /** Heap memory: kept datagrams are copied (the caller may reuse its buffer), chunks are arrays. */

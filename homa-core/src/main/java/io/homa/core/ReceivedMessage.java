@@ -6,8 +6,10 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 /**
  * A complete message handed to the application. Its bytes live in one or more {@link PayloadBuffer}
  * parts from the engine's {@link PayloadMemory}: the datagram it arrived in (kept, not copied), or
- * the 64 KiB chunks it was assembled in (every one full but the last). {@link #buffers()} exposes
- * them without copying, {@link #toByteArray()} copies them out.
+ * the 64 KiB chunks it was assembled in (every one full but the last), or, for a response whose
+ * request asked for it ({@link OutgoingPayload#responseAsArray()}), one heap array of its length.
+ * {@link #buffers()} exposes them without copying, {@link #toByteArray()} copies them out,
+ * {@link #takeByteArray()} hands over that one array as it is.
  *
  * <p>Ownership: once delivered the engine never touches it again. The receiver owns its memory and
  * gives it back exactly once: {@link #release()}, or {@link #takeParts()} (or {@link #takeOnlyPart()})

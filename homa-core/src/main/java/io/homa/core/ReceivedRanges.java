@@ -140,6 +140,22 @@ final class ReceivedRanges {
         return added;
     }
 
+    /**
+     * Whether {@link #add} would refuse {@code [start, end)} (it would make an interval beyond
+     * {@link #MAX_INTERVALS}), so that a caller can refuse it before allocating for it.
+     */
+    boolean refuses(int start, int end) {
+        if (start >= end || count < MAX_INTERVALS) {
+            return false;
+        }
+        for (int i = 0; i < count; i++) {
+            if (start(i) <= end && end(i) >= start) {
+                return false; // it merges
+            }
+        }
+        return true;
+    }
+
     /** Whether every byte of {@code [start, end)} has arrived. */
     boolean contains(int start, int end) {
         for (int i = 0; i < count; i++) {

@@ -1,5 +1,6 @@
 package io.homa.core;
 
+import io.homa.core.wire.PacketType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -18,10 +19,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A response whose request asked for one array ({@link OutgoingPayload#responseAsArray()}): up to
- * {@link OutgoingPayload#MAX_RESPONSE_ARRAY} bytes it is assembled in one heap array of its length,
- * charged in full at its first segment, and {@link ReceivedMessage#takeByteArray()} hands that
- * array over; a longer one, and every other message, goes in 64 KiB chunks of the engine's memory
- * as before.
+ * {@link OutgoingPayload#MAX_RESPONSE_ARRAY} bytes it moves into one heap array of its length
+ * once an eighth of it has arrived (at once when it fits a chunk), charged in full from then on,
+ * and {@link ReceivedMessage#takeByteArray()} hands that array over; a longer one, and every
+ * other message, goes in 64 KiB chunks of the engine's memory as before.
  */
 class ResponseArrayTest {
     private static final int CHUNK = IncomingMessage.CHUNK;
@@ -66,19 +67,34 @@ class ResponseArrayTest {
     }
 
     @ParameterizedTest
-    @ValueSource(ints = {2_000, CHUNK + 1, 1_000_000, OutgoingPayload.MAX_RESPONSE_ARRAY})
-    void aResponseAskedForAsAnArray_isOneHeapArrayChargedAtOnce_andHandedOverWithoutACopy(int length) {
+    @ValueSource(ints = {2_000, CHUNK, CHUNK + 1, 1_000_000, OutgoingPayload.MAX_RESPONSE_ARRAY})
+    void aResponseAskedForAsAnArray_movesIntoOneOnceAnEighthArrived_andIsHandedOverWithoutACopy(int length) {
         CountingPayloadMemory memory = new CountingPayloadMemory();
         IncomingMessage m = response(length, true);
-        Rpc rpc = m.rpc;
-        assertEquals(length > CHUNK ? length : CHUNK, IncomingMessage.chunkSize(rpc, length));
-        assertEquals(IncomingMessage.BOOKKEEPING + IncomingMessage.SLOT * (1 + IncomingMessage.INITIAL_RANGES) + length,
-                IncomingMessage.footprintOfNew(length, 0, SEG, IncomingMessage.chunkSize(rpc, length)),
-                "the whole array is charged with the first segment");
+        int arrayAt = IncomingMessage.arrayAt(m.rpc, length);
+        assertEquals(length <= CHUNK ? 0 : length / 8, arrayAt);
         byte[] data = random(length, length);
-        assertEquals(length, writeShuffled(m, data, memory, 7));
-        assertEquals(0, memory.handedOut(), "nothing from the engine's memory: the array is on the heap");
-        assertTrue(m.complete());
+        ByteBuffer datagram = ByteBuffer.wrap(data);
+        long arrayAfter = -1; // received bytes when the message moved into its array
+        for (int o = 0; o < length; o += SEG) {
+            int n = Math.min(SEG, length - o);
+            long predicted = m.footprintGrowthFor(o, n);
+            long before = m.footprint();
+            boolean inChunks = m.allocated < length;
+            assertEquals(n, m.write(o, datagram, o, n, memory));
+            assertTrue(m.footprint() - before <= predicted, "the growth admitted covers the write at " + o);
+            if (inChunks && m.allocated == length) {
+                arrayAfter = m.received();
+            }
+        }
+        if (length <= CHUNK) {
+            assertEquals(0, memory.handedOut(), "one heap array from the first segment: nothing of the engine's memory");
+        } else {
+            assertTrue(arrayAfter >= arrayAt && arrayAfter - SEG < arrayAt, "moved at an eighth: " + arrayAfter);
+            assertTrue(length <= 8 * arrayAfter, "the array is at most 8 times what had arrived");
+            assertEquals(0, memory.live(), "the chunks from before went back");
+        }
+        assertEquals(1, m.chunkTableLength());
         ReceivedMessage message = m.toMessage();
         assertEquals(1, message.partCount());
         byte[] taken = message.takeByteArray();
@@ -90,11 +106,38 @@ class ResponseArrayTest {
     }
 
     @Test
+    void outOfOrderSegments_beforeAndAfterTheMove_allLandInTheArray() {
+        int length = 1_000_000;
+        IncomingMessage m = response(length, true);
+        byte[] data = random(length, 11);
+        CountingPayloadMemory memory = new CountingPayloadMemory();
+        assertEquals(CHUNK, writeShuffled(m, data, memory, 13));
+        assertTrue(m.complete());
+        assertEquals(0, memory.live());
+        assertArrayEquals(data, m.toMessage().takeByteArray());
+    }
+
+    @Test
+    void aNewResponse_whoseFirstSegmentIsAnEighth_startsInItsArray_chargedAsAdmitted() {
+        int length = 300_000;
+        Rpc rpc = response(length, true).rpc;
+        int n = 60_000; // a loopback datagram's worth: more than an eighth
+        long admitted = IncomingMessage.footprintOfNew(rpc, length, 0, n);
+        IncomingMessage m = new IncomingMessage(rpc, length, 1);
+        byte[] data = random(length, 4);
+        assertEquals(n, m.write(0, ByteBuffer.wrap(data), 0, n, new CountingPayloadMemory()));
+        assertEquals(length, m.allocated);
+        assertEquals(admitted, m.footprint());
+        assertEquals(IncomingMessage.footprintOfNew(length, 0, n), IncomingMessage.footprintOfNew(null, length, 0, n),
+                "a request is charged by its chunks");
+    }
+
+    @Test
     void aResponseLongerThanTheCap_goesInChunksOfTheEnginesMemory_andIsCopiedOut() {
         int length = OutgoingPayload.MAX_RESPONSE_ARRAY + 1;
         CountingPayloadMemory memory = new CountingPayloadMemory();
         IncomingMessage m = response(length, true);
-        assertEquals(CHUNK, IncomingMessage.chunkSize(m.rpc, length));
+        assertEquals(Integer.MAX_VALUE, IncomingMessage.arrayAt(m.rpc, length));
         byte[] data = random(length, 3);
         assertEquals(CHUNK, writeShuffled(m, data, memory, 5), "one chunk for the first segment, not the whole");
         assertEquals((length + CHUNK - 1) / CHUNK, memory.handedOut());
@@ -109,11 +152,34 @@ class ResponseArrayTest {
         IncomingMessage m = response(1_000_000, false);
         assertEquals(CHUNK, writeShuffled(m, random(1_000_000, 1), memory, 2));
         assertEquals(16, memory.handedOut());
+        assertEquals(16, m.chunkTableLength());
 
         Rpc server = new Rpc(5, new Peer(new InetSocketAddress("10.0.0.9", 5000)), false);
         server.responseAsArray = true; // never set on a server RPC; ignored if it were
-        assertEquals(CHUNK, IncomingMessage.chunkSize(server, 1_000_000));
-        assertEquals(CHUNK, IncomingMessage.chunkSize(null, 1_000_000));
+        assertEquals(Integer.MAX_VALUE, IncomingMessage.arrayAt(server, 1_000_000));
+        assertEquals(Integer.MAX_VALUE, IncomingMessage.arrayAt(null, 1_000_000));
+    }
+
+    @Test
+    void anAllocationThatFails_marksNothingReceived_soTheSegmentIsAskedForAgain() {
+        IncomingMessage m = response(1_000_000, false);
+        byte[] data = random(1_000_000, 6);
+        PayloadMemory failing = new PayloadMemory() {
+            @Override
+            public PayloadBuffer keep(ByteBuffer datagram, int index, int length) {
+                throw new IllegalStateException("no memory");
+            }
+
+            @Override
+            public PayloadBuffer allocate(int length) {
+                throw new OutOfMemoryError("no memory");
+            }
+        };
+        ByteBuffer datagram = ByteBuffer.wrap(data);
+        assertThrows(OutOfMemoryError.class, () -> m.write(0, datagram, 0, SEG, failing));
+        assertEquals(0, m.received(), "nothing marked received");
+        assertEquals(0, m.allocated);
+        assertEquals(SEG, m.write(0, datagram, 0, SEG, new CountingPayloadMemory()), "the same segment, again");
     }
 
     /** A request read through calls that asks for its response as an array. */
@@ -160,13 +226,30 @@ class ResponseArrayTest {
         EngineEvent e = p.eventsA.get(0);
         assertEquals(id, e.rpcId());
         assertTrue(e.message().partCount() <= 1);
-        assertArrayEquals(response, e.message().takeByteArray());
-        if (length >= 200_000) {
-            assertEquals(0, clientMemory.handedOut(), "assembled in its array, not in the engine's memory");
+        if (length > 0) {
+            assertEquals(1, e.message().partCount(), "one array (in chunks a 1 MB response had 16 parts)");
         }
+        assertArrayEquals(response, e.message().takeByteArray());
         assertEquals(0, clientMemory.live(), "nothing of the engine's memory held");
         assertEquals(0, p.a.bufferedBytes(), "the charge went with the delivery");
         p.advance((EnginePair.CFG.tombstoneTicks + 5) * EnginePair.TICK);
         assertTrue(p.a.isQuiescent(), p.a.describe());
+    }
+
+    @Test
+    void aResponseAbortedAfterItMovedIntoItsArray_leavesNothingCharged() {
+        EnginePair p = new EnginePair(EnginePair.CFG);
+        CountingPayloadMemory clientMemory = new CountingPayloadMemory();
+        p.a.setPayloadMemory(clientMemory);
+        long id = p.a.startRequest(p.now, p.addrB, new ArrayCall(random(100, 1)), 0, false);
+        p.exchange();
+        int length = 1_000_000;
+        p.serveFromB(random(length, 9));
+        int[] budget = {length / 4 / 1400}; // about a quarter of the response's DATA, then nothing
+        p.exchange(pkt -> !(pkt.from().equals(p.addrB) && pkt.type() == PacketType.DATA) || budget[0]-- > 0);
+        assertTrue(p.a.bufferedBytes() >= length, "moved into its array, charged in full: " + p.a.bufferedBytes());
+        assertTrue(p.a.abort(p.now, id));
+        assertEquals(0, p.a.bufferedBytes());
+        assertEquals(0, clientMemory.live());
     }
 }

@@ -170,9 +170,9 @@ public final class ClientCall<T> extends CompletableFuture<T> implements Runnabl
     }
 
     /**
-     * A {@code byte[]} call's response is wanted as one array: the engine assembles a long one
-     * straight into it (up to {@code OutgoingPayload.MAX_RESPONSE_ARRAY}), and the call hands that
-     * array over without copying it again.
+     * A {@code byte[]} call's response is wanted as one array: the engine assembles one of up to
+     * {@code OutgoingPayload.MAX_RESPONSE_ARRAY} bytes in it (from an eighth received on), and the
+     * call hands that array over without copying it again.
      */
     @Override
     public boolean responseAsArray() {
