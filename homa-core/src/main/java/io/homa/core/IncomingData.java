@@ -226,8 +226,14 @@ final class IncomingData {
         }
         long outstandingBefore = in.outstanding();
         long footprintBefore = in.footprint();
-        int added = in.write(p.offset, datagram, p.payloadOffset, n, memory);
-        limits.charge(in.rpc.peer, in.footprint() - footprintBefore);
+        int added;
+        try {
+            added = in.write(p.offset, datagram, p.payloadOffset, n, memory);
+        } finally {
+            // Even when an allocation failed part way (chunks already made stay the message's,
+            // and are released with it at their full footprint).
+            limits.charge(in.rpc.peer, in.footprint() - footprintBefore);
+        }
         grants.received(in, outstandingBefore);
         if (added < 0) {
             counters.drop(DropReason.BUFFER_LIMIT); // too fragmented; the gap is asked for again later

@@ -120,9 +120,14 @@ final class IncomingMessage {
     /** See {@link #arrayAt}: a response wanted as an array moves into it once 1/this of it arrived. */
     static final int ARRAY_FRACTION = 8;
 
-    /** Whether writing {@code n} more bytes moves the message into its array ({@link #moveToArray}). */
-    private boolean movesToArray(int n) {
-        return !inArray && n > 0 && received() + n >= arrayFrom;
+    /**
+     * Whether writing {@code [offset, offset + n)} moves the message into its array
+     * ({@link #moveToArray}): the bytes it adds (not those that arrived already) reach
+     * {@link #arrayFrom}.
+     */
+    private boolean movesToArray(int offset, int n) {
+        return !inArray && n > 0 && received() + n >= arrayFrom
+                && received() + ranges.missing(offset, offset + n) >= arrayFrom;
     }
 
     /** Memory charged for this message: chunk bytes plus bookkeeping. */
@@ -146,8 +151,12 @@ final class IncomingMessage {
         if (n <= 0) {
             return 0;
         }
-        if (movesToArray(n)) { // the whole array (its chunks then go: a table of one, charged as it was)
-            return length - allocated + (long) SLOT * ranges.capacityGrowthBound();
+        if (ranges.contains(offset, offset + n) || ranges.refuses(offset, offset + n)) {
+            return 0; // nothing new, or refused: write() allocates nothing for it
+        }
+        if (movesToArray(offset, n)) { // the whole array (its chunks then go: a table of one, charged as it was)
+            return length - allocated + (long) SLOT * Math.max(0, 1 - chunks.length)
+                    + (long) SLOT * ranges.capacityGrowthBound();
         }
         int last = (offset + n - 1) / chunkSize;
         long table = (long) SLOT * (tableLength(chunkCount, chunks.length, last) - chunks.length);
@@ -261,7 +270,7 @@ final class IncomingMessage {
         }
         // Memory before the range: should an allocation fail, no range may be marked received
         // with its bytes unwritten (nothing would ask for them again).
-        if (movesToArray(n)) {
+        if (movesToArray(offset, n)) {
             moveToArray();
         }
         int first = offset / chunkSize;

@@ -156,6 +156,18 @@ final class ReceivedRanges {
         return true;
     }
 
+    /** How many bytes of {@code [start, end)} have not arrived yet (what {@link #add} would add, unless it refuses). */
+    long missing(int start, int end) {
+        if (start >= end) {
+            return 0;
+        }
+        long covered = 0;
+        for (int i = 0; i < count; i++) {
+            covered += Math.max(0, Math.min(end, end(i)) - Math.max(start, start(i)));
+        }
+        return (end - start) - covered;
+    }
+
     /** Whether every byte of {@code [start, end)} has arrived. */
     boolean contains(int start, int end) {
         for (int i = 0; i < count; i++) {

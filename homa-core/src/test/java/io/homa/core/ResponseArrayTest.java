@@ -161,6 +161,61 @@ class ResponseArrayTest {
     }
 
     @Test
+    void aSegmentThatMostlyOverlaps_doesNotMoveTheResponse_beforeAnEighthIsNew() {
+        int length = 1 << 20;
+        IncomingMessage m = response(length, true);
+        byte[] data = random(length, 8);
+        ByteBuffer datagram = ByteBuffer.wrap(data);
+        CountingPayloadMemory memory = new CountingPayloadMemory();
+        int big = 65_000; // loopback-sized segments
+        assertEquals(big, m.write(0, datagram, 0, big, memory));
+        // A resent segment overlapping all but one byte: n reaches an eighth, the new bytes do not.
+        assertEquals(0, m.footprintGrowthFor(0, big), "a duplicate costs nothing");
+        assertEquals(1, m.write(1, datagram, 1, big, memory));
+        assertTrue(m.allocated < length, "still in chunks: " + m.allocated);
+        assertTrue(length <= 8 * (big + 1) || m.allocated < length);
+        // New bytes up to an eighth: now it moves.
+        int next = big + 1;
+        int n = length / 8 - next;
+        assertEquals(n, m.write(next, datagram, next, n, memory));
+        assertEquals(length, m.allocated);
+        assertTrue(length <= 8 * m.received(), "at most 8 times what arrived");
+    }
+
+    @Test
+    void aFailedAllocation_partWayThroughASegment_isStillCharged_andReleasedWhole() {
+        EngineConfig cfg = EngineConfig.builder().pacerEnabled(false).mtu(65_535).unscheduledBytes(300_000).build();
+        EnginePair p = new EnginePair(cfg);
+        int[] left = {2}; // two chunks, then the memory fails
+        p.a.setPayloadMemory(new PayloadMemory() {
+            @Override
+            public PayloadBuffer keep(ByteBuffer datagram, int index, int length) {
+                return PayloadMemory.HEAP.keep(datagram, index, length);
+            }
+
+            @Override
+            public PayloadBuffer allocate(int length) {
+                if (left[0]-- <= 0) {
+                    throw new OutOfMemoryError("test");
+                }
+                return PayloadMemory.HEAP.allocate(length);
+            }
+        });
+        p.a.startRequest(p.now, p.addrB, ByteBuffer.wrap(new byte[10]));
+        p.exchange();
+        p.serveFromB(random(1_000_000, 2));
+        int[] data = {0};
+        // The response's second segment (of about 65,000 bytes) is lost, so its third, which
+        // straddles chunks 1 and 2, needs both: the first of them is made, the second fails.
+        assertThrows(OutOfMemoryError.class, () -> p.exchange(pkt ->
+                !(pkt.from().equals(p.addrB) && pkt.type() == PacketType.DATA && ++data[0] == 2)));
+        long charged = p.a.bufferedBytes();
+        assertTrue(charged >= 2L * IncomingMessage.CHUNK, "the chunks it did make are charged: " + charged);
+        p.a.close();
+        assertEquals(0, p.a.bufferedBytes(), "released at its full footprint, nothing left over");
+    }
+
+    @Test
     void anAllocationThatFails_marksNothingReceived_soTheSegmentIsAskedForAgain() {
         IncomingMessage m = response(1_000_000, false);
         byte[] data = random(1_000_000, 6);
