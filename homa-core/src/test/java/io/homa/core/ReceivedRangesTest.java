@@ -439,7 +439,10 @@ class ReceivedRangesTest {
         for (int[] s : segs) {
             int start = s[0];
             int end = s[1];
+            boolean refuses = r.refuses(start, end);
+            long missing = r.missing(start, end);
             int added = r.add(start, end);
+            assertEquals(added == -1, refuses, "refuses() foretells add's refusal of [" + start + "," + end + ")");
             if (added == -1) {
                 assertEquals(ReceivedRanges.MAX_INTERVALS, runs(model));
                 assertTrue(isolated(model, start, end), "refused a segment that merges");
@@ -451,6 +454,7 @@ class ReceivedRangesTest {
             }
             fresh.andNot(model);
             assertEquals(fresh.cardinality(), added, "new bytes of [" + start + "," + end + ")");
+            assertEquals(added, missing, "missing() foretells what add adds");
             if (start < end) {
                 model.set(start, end);
             }
@@ -500,8 +504,12 @@ class ReceivedRangesTest {
         ReceivedRanges r = new ReceivedRanges();
         BitSet model = new BitSet();
         for (int s : starts) {
+            boolean refuses = r.refuses(s, s + 1);
+            long missing = r.missing(s, s + 1);
             int added = r.add(s, s + 1);
+            assertEquals(added == -1, refuses, "refuses() foretells add's refusal");
             if (added >= 0) {
+                assertEquals(added, missing, "missing() foretells what add adds");
                 if (added == 1) {
                     model.set(s);
                 }
