@@ -151,8 +151,8 @@ final class IncomingMessage {
         if (n <= 0) {
             return 0;
         }
-        if (ranges.contains(offset, offset + n) || ranges.refuses(offset, offset + n)) {
-            return 0; // nothing new, or refused: write() allocates nothing for it
+        if (ranges.refuses(offset, offset + n)) {
+            return 0; // refused: write() allocates nothing for it
         }
         if (movesToArray(offset, n)) { // the whole array (its chunks then go: a table of one, charged as it was)
             return length - allocated + (long) SLOT * Math.max(0, 1 - chunks.length)
@@ -265,9 +265,10 @@ final class IncomingMessage {
             allocated += n;
             return ranges.add(0, n);
         }
-        if (n <= 0 || ranges.contains(offset, offset + n) || ranges.refuses(offset, offset + n)) {
-            return ranges.add(offset, offset + n); // nothing new (0), or refused as too fragmented (-1): no memory
+        if (n <= 0 || ranges.refuses(offset, offset + n)) {
+            return ranges.add(offset, offset + n); // empty (0), or refused as too fragmented (-1): no memory
         }
+        // A duplicate needs nothing below: its chunks exist, and it adds no bytes towards the array.
         // Memory before the range: should an allocation fail, no range may be marked received
         // with its bytes unwritten (nothing would ask for them again).
         if (movesToArray(offset, n)) {

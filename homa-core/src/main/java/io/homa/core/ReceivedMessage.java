@@ -129,9 +129,7 @@ public class ReceivedMessage {
             return c.array();
         }
         try {
-            byte[] out = new byte[length()];
-            copyTo(out, 0);
-            return out;
+            return toByteArray();
         } finally {
             if (only != null) {
                 only.free();
