@@ -227,7 +227,15 @@ public final class HomaMetrics {
          * response itself ({@link HomaConfig#callerReads()}): with the socket's executor, each is
          * an executor hand-off and an unpark saved ({@link #EXECUTOR_HANDOFFS} counts the others).
          */
-        CALLER_COMPLETIONS
+        CALLER_COMPLETIONS,
+        /**
+         * Busy polling ({@link HomaConfig#busyPoll()}, on epoll where callers can read:
+         * {@link HomaConfig#callerReads()}): looks at the sockets by the spinning event loop, while
+         * its engine has at most two live RPCs, that found datagrams and read them itself, one
+         * {@code recvfrom} each, before its select. What arrives between that look and the select,
+         * or under load, is read through Netty and not counted here.
+         */
+        BUSY_POLL_READS
     }
 
     private final long[] counters;

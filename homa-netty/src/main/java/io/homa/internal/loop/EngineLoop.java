@@ -131,6 +131,12 @@ final class EngineLoop {
      * batched reads serve every call better, and the caller parks.
      */
     private static final int READER_MAX_LIVE_RPCS = 1;
+    /**
+     * A busy-polling loop reads its sockets itself ({@link #readAsSpinningLoop}) only while the
+     * engine has no more live RPCs than this: a socket that serves or makes a call or two at a
+     * time, the latency case. Under load Netty's batched reads and the receive drain serve better.
+     */
+    private static final int SPIN_READ_MAX_LIVE_RPCS = 2;
 
     final EventLoop loop;
     /** The socket's loops together: the calls in flight, the TCP fallback, the handler. */
@@ -158,6 +164,13 @@ final class EngineLoop {
     private WaiterEpoll waiterEpoll;
     /** Takes the sockets' data from the loop's own epoll instance while a caller waits on them. */
     private ReadTakeover takeover;
+    /**
+     * Busy polling: where the spinning loop looks at its sockets before each select, to read them
+     * itself ({@link #readAsSpinningLoop}); null when it does not busy-poll or cannot read directly
+     * (and until {@link #attach} has done all else: the loop spins before that). Null again, for
+     * good, after such a read failed: Netty reads then.
+     */
+    private volatile WaiterEpoll spinEpoll;
     /** The descriptors of {@link #channels}, in order (for {@link #waiterEpoll}'s events). */
     private int[] socketFds = new int[0];
     /** Each socket's descriptor alone (what a waiter takes over when it knows where its response comes). */
@@ -296,6 +309,10 @@ final class EngineLoop {
         // The channels are bound (so any earlier process on this port is gone) and read nothing yet:
         // the engine's incarnation starts now. Reads start after this, on the loop, which sees it.
         engine.startReceiving(System.nanoTime());
+        if (waiterEpoll != null && socket.config.busyPoll()) {
+            // Last, and volatile: a busy-polling loop spins already and reads as soon as it sees it.
+            this.spinEpoll = WaiterEpoll.watching(socketFds);
+        }
     }
 
     /** A new inbound handler for one of this loop's channels. */
@@ -647,6 +664,10 @@ final class EngineLoop {
             if (yield != readerTicks) {
                 locked(yield ? startReaderTicks : stopReaderTicks);
             }
+            WaiterEpoll look = spinEpoll;
+            if (!yield && look != null && waiter == null) { // a waiter asleep on the sockets reads its own
+                readAsSpinningLoop(look);
+            }
             return yield;
         }
         if (socket.callersSpinning.get() == 0 || closed) {
@@ -666,6 +687,53 @@ final class EngineLoop {
             }
         }
         return true;
+    }
+
+    /**
+     * Busy polling, on the spinning loop before its select: what waits on its sockets is read here,
+     * a look with {@code epoll_wait(0)} on an epoll instance of its own and then one
+     * {@code recvfrom} per datagram, and handled in a turn of the loop's ({@link #readSockets}),
+     * rather than by Netty's read of the sockets (a {@code getsockopt} and a {@code recvmmsg} per
+     * read, and the pipeline). Only while the engine is nearly idle ({@link #SPIN_READ_MAX_LIVE_RPCS}):
+     * under load Netty's batched reads and the receive drain's host SRPT serve better. What arrives between
+     * this look and the select, or is left here, Netty reads as before; both go to the same engine
+     * on this thread. Runs inside Netty's select strategy, where a failure would stop the loop: a
+     * read that fails ends these reads for good (logged), and Netty reads everything from then on.
+     */
+    private void readAsSpinningLoop(WaiterEpoll look) {
+        if (!look.enter()) {
+            return; // closing
+        }
+        boolean failed = false;
+        try {
+            int n = look.await(0);
+            int readable = 0;
+            for (int i = 0; i < n; i++) {
+                int s = socketOf(look.fd(i));
+                if (s >= 0) {
+                    readable |= 1 << s;
+                }
+            }
+            if (readable != 0) {
+                lock();
+                try {
+                    if (!closed && !receiveDrain.holding() && liveRpcs() <= SPIN_READ_MAX_LIVE_RPCS) {
+                        readSockets(readable, null);
+                    }
+                } finally {
+                    engineLock.unlock();
+                }
+            }
+        } catch (RuntimeException | OutOfMemoryError e) {
+            failed = true;
+            spinEpoll = null;
+            log.warn("Homa: a busy-polling loop failed to read its sockets itself; Netty reads them from now on", e);
+        } finally {
+            look.leave();
+            if (failed) {
+                look.close();
+            }
+        }
     }
 
     /**
@@ -750,7 +818,11 @@ final class EngineLoop {
                 }
                 if (!read) {
                     read = true;
-                    count(ShellCounter.CALLER_READS);
+                    if (until != null) { // else the loop reads: its timer, or busy polling
+                        count(ShellCounter.CALLER_READS);
+                    } else if (!inTimer) {
+                        count(ShellCounter.BUSY_POLL_READS);
+                    }
                 }
                 if (mask != -1) {
                     learnSocket(p.sender(), i);
@@ -1108,6 +1180,11 @@ final class EngineLoop {
         }
         if (waiterEpoll != null) {
             waiterEpoll.close(); // a waiter inside leaves (kicked) and closes it
+        }
+        WaiterEpoll look = spinEpoll;
+        if (look != null) {
+            spinEpoll = null;
+            look.close(); // the loop inside it leaves and closes it
         }
         for (Channel ch : channels) {
             ch.close();
