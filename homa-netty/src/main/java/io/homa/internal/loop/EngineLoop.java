@@ -498,7 +498,7 @@ final class EngineLoop {
                 socket.callersSpinning.incrementAndGet(); // a busy-polling loop sleeps meanwhile
                 try {
                     while (!c.ended() && !closed && System.nanoTime() - start < spin && !Thread.currentThread().isInterrupted()) {
-                        if (!readReady(c, waiterEpoll.await(0))) {
+                        if (!(known != null ? spinRead(c, known) : readReady(c, waiterEpoll.await(0)))) {
                             return;
                         }
                         if (readerTicks && System.nanoTime() - tickDue >= 0) {
@@ -539,6 +539,28 @@ final class EngineLoop {
             takeover.take(taken, false);
             waiter = null;
             waiterEpoll.leave();
+        }
+    }
+
+    /**
+     * A spinning caller's look at the one socket its response comes to (known from its server's
+     * earlier datagrams, {@link #socketOfPeer}): a {@code recvfrom} at once, where a look through
+     * {@link #waiterEpoll} would make an {@code epoll_wait} and then the {@code recvfrom}, one
+     * system call more when the response is there. False when the caller should stop reading, as
+     * for {@link #readReady}: another thread ends the call, or the engine got busy.
+     */
+    private boolean spinRead(ClientCall<?> c, int socketIndex) {
+        if (kicked == c) {
+            return false;
+        }
+        lock();
+        try {
+            if (!closed) {
+                readSockets(1 << socketIndex, c);
+            }
+            return kicked != c && liveRpcs() <= READER_MAX_LIVE_RPCS;
+        } finally {
+            engineLock.unlock();
         }
     }
 
