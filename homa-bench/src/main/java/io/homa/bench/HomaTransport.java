@@ -31,7 +31,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * rate (a testbed's emulated links), {@code homa.bench.unscheduledBytes} the bytes a message sends
  * before its first grant, {@code homa.bench.maxIncoming} the
  * receiver's grant budget, {@code homa.bench.receiveBatch} the datagrams per receive batch;
- * {@code homa.bench.busyPoll=true} makes the event loops spin; {@code homa.bench.callerSpinMicros},
+ * {@code homa.bench.busyPoll=true} makes the event loops spin; {@code homa.bench.tickMicros} sets
+ * the engine's timer tick ({@link HomaConfig.Builder#tick}); {@code homa.bench.callerSpinMicros},
  * {@code homa.bench.callerSends} and {@code homa.bench.callerReads} set {@link HomaConfig#callerSpin()},
  * {@link HomaConfig#callerSends()} and {@link HomaConfig#callerReads()}; {@code homa.bench.maxNicQueueMicros},
  * {@code homa.bench.grantBatchSegments} and {@code homa.bench.pacer=true|false} set the pacer's queue,
@@ -192,6 +193,10 @@ public final class HomaTransport implements Transport {
         }
         if (Boolean.getBoolean("homa.bench.busyPoll")) {
             b.busyPoll(true);
+        }
+        Integer tickMicros = Integer.getInteger("homa.bench.tickMicros");
+        if (tickMicros != null) {
+            b.tick(java.time.Duration.ofNanos(tickMicros * 1000L));
         }
         Integer callerSpinMicros = Integer.getInteger("homa.bench.callerSpinMicros");
         if (callerSpinMicros != null) {
