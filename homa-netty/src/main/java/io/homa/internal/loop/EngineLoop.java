@@ -162,6 +162,14 @@ final class EngineLoop {
     private DirectReader reader;
     /** Where a waiting caller sleeps on this loop's sockets itself (callerReads); null when it does not. */
     private WaiterEpoll waiterEpoll;
+    /**
+     * The spinning waiter's own reads of the one socket its response comes to ({@link #spinRead}),
+     * made outside the engine lock (the waiter is one thread at a time: {@link #waiterEpoll}'s
+     * enter); null with {@link #waiterEpoll}.
+     */
+    private DirectReader waiterReader;
+    /** The waiter is in such a read: closing waits for it to end before the sockets close. */
+    private volatile boolean waiterInRead;
     /** Takes the sockets' data from the loop's own epoll instance while a caller waits on them. */
     private ReadTakeover takeover;
     /**
@@ -304,6 +312,7 @@ final class EngineLoop {
                 }
                 this.waiterEpoll = WaiterEpoll.watching(socketFds);
                 this.takeover = waiterEpoll == null ? null : takeover;
+                this.waiterReader = waiterEpoll == null ? null : DirectReader.of(channels, readBytes);
             }
         }
         // The channels are bound (so any earlier process on this port is gone) and read nothing yet:
@@ -498,7 +507,7 @@ final class EngineLoop {
                 socket.callersSpinning.incrementAndGet(); // a busy-polling loop sleeps meanwhile
                 try {
                     while (!c.ended() && !closed && System.nanoTime() - start < spin && !Thread.currentThread().isInterrupted()) {
-                        if (!(known != null ? spinRead(c, known) : readReady(c, waiterEpoll.await(0)))) {
+                        if (!(known != null && waiterReader != null ? spinRead(c, known) : readReady(c, waiterEpoll.await(0)))) {
                             return;
                         }
                         if (readerTicks && System.nanoTime() - tickDue >= 0) {
@@ -546,18 +555,38 @@ final class EngineLoop {
      * A spinning caller's look at the one socket its response comes to (known from its server's
      * earlier datagrams, {@link #socketOfPeer}): a {@code recvfrom} at once, where a look through
      * {@link #waiterEpoll} would make an {@code epoll_wait} and then the {@code recvfrom}, one
-     * system call more when the response is there. False when the caller should stop reading, as
-     * for {@link #readReady}: another thread ends the call, or the engine got busy.
+     * system call more when the response is there. The read is made outside the engine lock, so
+     * that an empty look holds nothing others need (a thread starting a call takes its own turn
+     * meanwhile); a datagram read then goes to the engine in a turn of this thread's. False when
+     * the caller should stop reading, as for {@link #readReady}: another thread ends the call, the
+     * engine got busy, or the socket is closing.
      */
     private boolean spinRead(ClientCall<?> c, int socketIndex) {
         if (kicked == c) {
             return false;
         }
+        DatagramPacket p;
+        waiterInRead = true; // then the look at closed: closeLocked sets closed, then waits for this to clear
+        try {
+            if (closed) {
+                return false;
+            }
+            p = waiterReader.read(socketIndex);
+        } finally {
+            waiterInRead = false;
+        }
+        if (p == null) {
+            return true;
+        }
         lock();
         try {
-            if (!closed) {
-                readSockets(1 << socketIndex, c);
+            if (closed) {
+                p.release();
+                return false;
             }
+            count(ShellCounter.CALLER_READS);
+            handOn(p, socketIndex, true, c);
+            onReadComplete();
             return kicked != c && liveRpcs() <= READER_MAX_LIVE_RPCS;
         } finally {
             engineLock.unlock();
@@ -846,24 +875,34 @@ final class EngineLoop {
                         count(ShellCounter.BUSY_POLL_READS);
                     }
                 }
-                if (mask != -1) {
-                    learnSocket(p.sender(), i);
-                }
-                if (opener != null && (p = opener.open(p)) == null) {
-                    continue; // refused and counted
-                }
-                onDatagram(p);
-                if (until != null && engine.hasEvents()) {
-                    onReadComplete(); // a message came whole: drain, and stop at the waiter's own
-                    if (until.ended()) {
-                        return;
-                    }
+                if (!handOn(p, i, mask != -1, until)) {
+                    return;
                 }
             }
         }
         if (read) {
             onReadComplete();
         }
+    }
+
+    /**
+     * One datagram read from socket {@code i} to the engine (under the lock), having learnt where
+     * its sender's datagrams arrive if {@code learn}; false once {@code until}'s call has ended
+     * (the reader stops there).
+     */
+    private boolean handOn(DatagramPacket p, int i, boolean learn, ClientCall<?> until) {
+        if (learn) {
+            learnSocket(p.sender(), i);
+        }
+        if (opener != null && (p = opener.open(p)) == null) {
+            return true; // refused and counted
+        }
+        onDatagram(p);
+        if (until != null && engine.hasEvents()) {
+            onReadComplete(); // a message came whole: drain, and stop at the waiter's own
+            return !until.ended();
+        }
+        return true;
     }
 
     /** Remembers that {@code peer}'s datagrams arrive on socket {@code i} ({@link #socketOfPeer}). */
@@ -1207,6 +1246,12 @@ final class EngineLoop {
         if (look != null) {
             spinEpoll = null;
             look.close(); // the loop inside it leaves and closes it
+        }
+        while (waiterInRead) { // a waiter's recvfrom outside the lock (spinRead) ends before its socket closes
+            Thread.onSpinWait();
+        }
+        if (waiterReader != null) {
+            waiterReader.close();
         }
         for (Channel ch : channels) {
             ch.close();

@@ -17,8 +17,9 @@ import java.util.List;
  * waiting for its response reads it itself ({@code HomaConfig.callerSpin}), a {@code recvfrom}
  * on the channel's socket. The loop may read the same socket at the same time; each datagram goes
  * to exactly one of them (the kernel's socket queue), and the loop's edge-triggered reads still
- * see every datagram the caller leaves. Native channels only ({@link #of}). Used under the
- * loop's engine lock (it keeps one spare buffer).
+ * see every datagram the caller leaves. Native channels only ({@link #of}). Used by one thread
+ * at a time (it keeps one spare buffer): under the loop's engine lock, or by the one waiting caller
+ * for a reader of its own.
  *
  * <p>Internal use only (public for the shell's other packages; the module does not export it).
  */
