@@ -585,7 +585,13 @@ final class EngineLoop {
                 return false;
             }
             count(ShellCounter.CALLER_READS);
-            handOn(p, socketIndex, true, c);
+            // What else waits there goes on in this turn (the lock keeps the socket open meanwhile).
+            for (int n = 1; handOn(p, socketIndex, true, c) && n < POLL_BATCH; n++) {
+                p = waiterReader.read(socketIndex);
+                if (p == null) {
+                    break;
+                }
+            }
             onReadComplete();
             return kicked != c && liveRpcs() <= READER_MAX_LIVE_RPCS;
         } finally {
@@ -1247,8 +1253,14 @@ final class EngineLoop {
             spinEpoll = null;
             look.close(); // the loop inside it leaves and closes it
         }
-        while (waiterInRead) { // a waiter's recvfrom outside the lock (spinRead) ends before its socket closes
-            Thread.onSpinWait();
+        // A waiter's recvfrom outside the lock (spinRead) ends before its socket closes: a few
+        // system calls' time, unless the waiter was descheduled in it (then yield the core to it).
+        for (int spins = 0; waiterInRead; spins++) {
+            if (spins < LOCK_SPINS) {
+                Thread.onSpinWait();
+            } else {
+                Thread.yield();
+            }
         }
         if (waiterReader != null) {
             waiterReader.close();
