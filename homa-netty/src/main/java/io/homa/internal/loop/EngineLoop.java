@@ -36,6 +36,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.EventLoop;
+import io.netty.channel.SelectStrategy;
 import io.netty.channel.socket.DatagramPacket;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
@@ -137,6 +138,11 @@ final class EngineLoop {
      * time, the latency case. Under load Netty's batched reads and the receive drain serve better.
      */
     private static final int SPIN_READ_MAX_LIVE_RPCS = 2;
+    /**
+     * A busy-polling loop whose own looks cover its sockets makes Netty's select only every this
+     * many turns (a few microseconds): each one is a system call that delays the next look.
+     */
+    private static final int LOOKS_PER_SELECT = 8;
 
     final EventLoop loop;
     /** The socket's loops together: the calls in flight, the TCP fallback, the handler. */
@@ -179,6 +185,10 @@ final class EngineLoop {
      * good, after such a read failed: Netty reads then.
      */
     private volatile WaiterEpoll spinEpoll;
+    /** The loop's last look at its sockets covered them (loop only; {@link #busyChoice}). */
+    private boolean lookCovered;
+    /** Turns of the busy-polling loop since Netty's last select (loop only). */
+    private int looksSinceSelect;
     /** The descriptors of {@link #channels}, in order (for {@link #waiterEpoll}'s events). */
     private int[] socketFds = new int[0];
     /** Each socket's descriptor alone (what a waiter takes over when it knows where its response comes). */
@@ -705,6 +715,27 @@ final class EngineLoop {
     }
 
     /**
+     * Busy polling, on the loop before its select (no tasks waiting): {@code SelectStrategy.SELECT}
+     * to sleep while a caller spins ({@link #yieldToSpinningCaller}); {@code SelectStrategy.CONTINUE}
+     * when the loop's own look at its sockets covered them ({@link #readAsSpinningLoop}) and
+     * Netty's select was made less than {@link #LOOKS_PER_SELECT} turns ago: it only finds what
+     * the look leaves (a socket's writability, the TCP fallback's and key exchange's channels,
+     * errors), which may wait that long; 0: select now.
+     */
+    int busyChoice() {
+        lookCovered = false;
+        if (yieldToSpinningCaller()) {
+            looksSinceSelect = 0;
+            return SelectStrategy.SELECT;
+        }
+        if (lookCovered && ++looksSinceSelect < LOOKS_PER_SELECT) {
+            return SelectStrategy.CONTINUE;
+        }
+        looksSinceSelect = 0;
+        return 0;
+    }
+
+    /**
      * Busy polling, on the loop before its select: while a caller spins on the sockets (and reads
      * them itself), the loop stops reading them (no epoll interest, so an arriving datagram does
      * not wake it) and sleeps; it reads and spins again once the last caller stopped.
@@ -771,11 +802,14 @@ final class EngineLoop {
                     readable |= 1 << s;
                 }
             }
-            if (readable != 0) {
+            if (readable == 0) {
+                lookCovered = true;
+            } else {
                 lock();
                 try {
                     if (!closed && !receiveDrain.holding() && liveRpcs() <= SPIN_READ_MAX_LIVE_RPCS) {
                         readSockets(readable, null);
+                        lookCovered = true;
                     }
                 } finally {
                     engineLock.unlock();

@@ -103,7 +103,7 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
         this.observer = observer;
         this.transport = new Transport(config);
         this.loops = new EngineLoop[config.eventLoops()];
-        this.group = transport.newGroup(loops.length, serial, loopThreads, this::yieldToCaller);
+        this.group = transport.newGroup(loops.length, serial, loopThreads, this::busyChoice);
         this.dispatcher = Dispatcher.create(config, serial);
         this.peers = config.tcpFallback() ? new PeerPaths(config, tcpCounters) : null;
         this.tcpServer = config.tcpFallback() ? new TcpServer(config, this, dispatcher, tcpCounters) : null;
@@ -367,14 +367,14 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
         });
     }
 
-    /** Busy polling's question, on a loop before its select: should it sleep for a spinning caller? */
-    private boolean yieldToCaller() {
+    /** Busy polling's question, on a loop before its select: sleep for a spinning caller, skip the select, or select now? */
+    private int busyChoice() {
         for (EngineLoop l : loops) {
             if (l != null && l.loop.inEventLoop()) {
-                return l.yieldToSpinningCaller();
+                return l.busyChoice();
             }
         }
-        return false;
+        return 0;
     }
 
     /**

@@ -47,7 +47,7 @@ import java.net.StandardSocketOptions;
 import java.nio.channels.spi.SelectorProvider;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.function.BooleanSupplier;
+import java.util.function.IntSupplier;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -257,17 +257,21 @@ public final class Transport {
      * A group of {@code loops} event loops with daemon threads named {@code homa-io-<socket>-…};
      * each thread is added to {@code threads} as it is made, so that close() can join it.
      *
-     * @param yieldToCaller with busy polling, asked on the loop before each select: true when a
-     *                      caller spins on the loop's sockets ({@code HomaConfig.callerSpin}), and the
-     *                      loop should sleep in its select instead, so that one thread per side
-     *                      spins, not two
+     * @param busyChoice with busy polling, asked on the loop before each select when it has no
+     *                   tasks: {@link SelectStrategy#SELECT} when a caller spins on the loop's
+     *                   sockets ({@code HomaConfig.callerSpin}) and the loop should sleep in its
+     *                   select instead, so that one thread per side spins, not two;
+     *                   {@link SelectStrategy#CONTINUE} when the loop has just looked at its
+     *                   sockets itself and Netty's select may wait a few turns; 0: select now
      */
     public MultiThreadIoEventLoopGroup newGroup(int loops, int socketSerial, Collection<Thread> threads,
-                                                BooleanSupplier yieldToCaller) {
+                                                IntSupplier busyChoice) {
         SelectStrategyFactory strategy = config.busyPoll()
                 // Never sleep (poll, run tasks, repeat), unless a caller spins for us.
-                ? () -> (selectNow, hasTasks) -> !hasTasks && yieldToCaller.getAsBoolean()
-                        ? SelectStrategy.SELECT : selectNow.get()
+                ? () -> (selectNow, hasTasks) -> {
+                    int choice = hasTasks ? 0 : busyChoice.getAsInt();
+                    return choice == 0 ? selectNow.get() : choice;
+                }
                 : null;
         IoHandlerFactory factory = switch (kind) {
             case EPOLL -> {

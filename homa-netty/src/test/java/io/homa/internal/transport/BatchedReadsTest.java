@@ -79,7 +79,7 @@ class BatchedReadsTest {
         AtomicInteger received = new AtomicInteger();
         CountDownLatch burstIn = new CountDownLatch(burst);
         CountDownLatch allIn = new CountDownLatch(burst + later);
-        MultiThreadIoEventLoopGroup group = transport.newGroup(1, 0, new ArrayList<>(), () -> false);
+        MultiThreadIoEventLoopGroup group = transport.newGroup(1, 0, new ArrayList<>(), () -> 0); // busy polling: select now
         try (DatagramChannel sender = DatagramChannel.open()) {
             Channel ch = transport.bind(group.next(), new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0, false, -1,
                     new ChannelInboundHandlerAdapter() {
