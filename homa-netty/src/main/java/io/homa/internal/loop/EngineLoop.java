@@ -718,7 +718,8 @@ final class EngineLoop {
      * Busy polling, on the loop before its select (no tasks waiting): {@code SelectStrategy.SELECT}
      * to sleep while a caller spins ({@link #yieldToSpinningCaller}); {@code SelectStrategy.CONTINUE}
      * when the loop's own look at its sockets covered them ({@link #readAsSpinningLoop}) and
-     * Netty's select was made less than {@link #LOOKS_PER_SELECT} turns ago: it only finds what
+     * Netty's select was made less than {@link #LOOKS_PER_SELECT} of these turns ago (a turn with
+     * tasks selects without asking, so it is at least that often): it only finds what
      * the look leaves (a socket's writability, the TCP fallback's and key exchange's channels,
      * errors), which may wait that long; 0: select now.
      */
