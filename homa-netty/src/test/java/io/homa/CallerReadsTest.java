@@ -173,16 +173,23 @@ class CallerReadsTest {
             HomaSocket c = HomaSocket.open(Loopback.config().build());
             CountDownLatch arrived = new CountDownLatch(1);
             s.serve(r -> arrived.countDown()); // never replies
-            CompletableFuture<byte[]> f = c.call(Loopback.addressOf(s), token(6, 0));
-            Waiter w = Waiter.start(() -> f.get(WAIT_SECONDS, TimeUnit.SECONDS));
-            CompletableFuture<Throwable> waited = w.ended();
-            assertTrue(arrived.await(WAIT_SECONDS, TimeUnit.SECONDS));
-            c.close();
-            Throwable t = waited.get(WAIT_SECONDS, TimeUnit.SECONDS);
-            assertInstanceOf(ExecutionException.class, t);
-            assertInstanceOf(HomaClosedException.class, t.getCause());
-            w.thread().join();
+            closeWhileWaiting(c, c.call(Loopback.addressOf(s), token(6, 0)), arrived);
         }
+    }
+
+    /**
+     * A thread waits for {@code f}, whose request the server holds ({@code arrived} once it has
+     * it); {@code c} closes meanwhile: the waiter returns with HomaClosedException.
+     */
+    private static void closeWhileWaiting(HomaSocket c, CompletableFuture<byte[]> f, CountDownLatch arrived) throws Exception {
+        Waiter w = Waiter.start(() -> f.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        CompletableFuture<Throwable> waited = w.ended();
+        assertTrue(arrived.await(WAIT_SECONDS, TimeUnit.SECONDS));
+        c.close();
+        Throwable t = waited.get(WAIT_SECONDS, TimeUnit.SECONDS);
+        assertInstanceOf(ExecutionException.class, t);
+        assertInstanceOf(HomaClosedException.class, t.getCause());
+        w.thread().join();
     }
 
     /**
@@ -230,15 +237,7 @@ class CallerReadsTest {
         }
         byte[] held = token(8, CALLS);
         held[0] = 1;
-        CompletableFuture<byte[]> f = c.call(to, held);
-        Waiter w = Waiter.start(() -> f.get(WAIT_SECONDS, TimeUnit.SECONDS));
-        CompletableFuture<Throwable> waited = w.ended();
-        assertTrue(arrived.await(WAIT_SECONDS, TimeUnit.SECONDS));
-        c.close();
-        Throwable t = waited.get(WAIT_SECONDS, TimeUnit.SECONDS);
-        assertInstanceOf(ExecutionException.class, t);
-        assertInstanceOf(HomaClosedException.class, t.getCause());
-        w.thread().join();
+        closeWhileWaiting(c, c.call(to, held), arrived);
     }
 
     /**

@@ -84,7 +84,7 @@ final class IncomingMessage {
         this.arrayFrom = arrayAt(rpc, length);
         this.inArray = arrayFrom == 0; // a short one: its one chunk is the array from the start
         this.chunkSize = CHUNK;
-        this.chunkCount = chunkCount(length, chunkSize);
+        this.chunkCount = chunkCount(length);
         // An empty message has one (empty) chunk slot, as its footprint has always counted.
         single[0] = null;
         this.chunks = length == 0 ? single : NO_CHUNKS;
@@ -97,8 +97,8 @@ final class IncomingMessage {
         return this;
     }
 
-    private static int chunkCount(int length, int chunkSize) {
-        return length == 0 ? 1 : (int) (((long) length + chunkSize - 1) / chunkSize);
+    private static int chunkCount(int length) {
+        return length == 0 ? 1 : (int) (((long) length + CHUNK - 1) / CHUNK);
     }
 
     /**
@@ -165,7 +165,8 @@ final class IncomingMessage {
 
     /** The footprint a new message of {@code length} has once its first segment is written. */
     static long footprintOfNew(int length, int offset, int n) {
-        return footprintOfNew(length, offset, n, CHUNK);
+        int table = length == 0 ? 1 : n <= 0 ? 0 : tableLength(chunkCount(length), 0, (offset + n - 1) / CHUNK);
+        return BOOKKEEPING + (long) SLOT * table + (long) SLOT * INITIAL_RANGES + chunkBytes(length, offset, n);
     }
 
     /**
@@ -176,13 +177,7 @@ final class IncomingMessage {
         if (n > 0 && n >= arrayAt(rpc, length)) {
             return BOOKKEEPING + SLOT + (long) SLOT * INITIAL_RANGES + length;
         }
-        return footprintOfNew(length, offset, n, CHUNK);
-    }
-
-    private static long footprintOfNew(int length, int offset, int n, int chunkSize) {
-        int table = length == 0 ? 1 : n <= 0 ? 0
-                : tableLength(chunkCount(length, chunkSize), 0, (offset + n - 1) / chunkSize);
-        return BOOKKEEPING + (long) SLOT * table + (long) SLOT * INITIAL_RANGES + chunkBytes(length, offset, n, chunkSize);
+        return footprintOfNew(length, offset, n);
     }
 
     /** Scheduled bytes (beyond the first {@code unscheduledLimit}) granted and not yet received. */
@@ -232,16 +227,12 @@ final class IncomingMessage {
 
     /** Chunk bytes a segment would allocate in a new message of {@code length} (nothing allocated yet). */
     static long chunkBytes(int length, int offset, int n) {
-        return chunkBytes(length, offset, n, CHUNK);
-    }
-
-    private static long chunkBytes(int length, int offset, int n, int chunkSize) {
         if (n <= 0) {
             return 0;
         }
         long need = 0;
-        for (int c = offset / chunkSize; c <= (offset + n - 1) / chunkSize; c++) {
-            need += chunkLength(length, c, chunkSize);
+        for (int c = offset / CHUNK; c <= (offset + n - 1) / CHUNK; c++) {
+            need += chunkLength(length, c, CHUNK);
         }
         return need;
     }

@@ -131,13 +131,7 @@ public class ReceivedMessage {
         try {
             return toByteArray();
         } finally {
-            if (only != null) {
-                only.free();
-            } else {
-                for (PayloadBuffer p : parts()) {
-                    p.free();
-                }
-            }
+            freeParts();
         }
     }
 
@@ -211,14 +205,19 @@ public class ReceivedMessage {
     public final void release() {
         int length = length();
         if (STATE.compareAndSet(this, length, length | RELEASED)) {
-            PayloadBuffer only = only();
-            if (only != null) {
-                only.free();
-                return;
-            }
-            for (PayloadBuffer p : parts()) {
-                p.free();
-            }
+            freeParts();
+        }
+    }
+
+    /** Gives back the memory of every part (once: the message is released or taken already). */
+    private void freeParts() {
+        PayloadBuffer only = only();
+        if (only != null) {
+            only.free();
+            return;
+        }
+        for (PayloadBuffer p : parts()) {
+            p.free();
         }
     }
 
