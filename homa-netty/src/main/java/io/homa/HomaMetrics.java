@@ -235,7 +235,15 @@ public final class HomaMetrics {
          * {@code recvfrom} each, before its select. What arrives between that look and the select,
          * or under load, is read through Netty and not counted here.
          */
-        BUSY_POLL_READS
+        BUSY_POLL_READS,
+        /**
+         * On epoll where callers can read ({@link HomaConfig#callerReads()}): times the event
+         * loop, woken because a socket was readable while its engine had at most two live RPCs,
+         * read the socket itself, one {@code recvfrom} per datagram, rather than through Netty's
+         * read (a {@code getsockopt} and a {@code recvmmsg}). Under load Netty reads, and those
+         * reads are not counted here.
+         */
+        LOOP_DIRECT_READS
     }
 
     private final long[] counters;

@@ -278,6 +278,48 @@ class CallerTurnsTest {
         }
     }
 
+    /**
+     * The default configuration: the server's loop, woken for a lone request while its engine is
+     * nearly idle, reads it itself with one {@code recvfrom} on epoll (LOOP_DIRECT_READS). A long
+     * message at MTU 1,500 (its first full segment read so, the rest through Netty's batched read)
+     * and a burst of calls (Netty's read under load) are echoed whole as well.
+     */
+    @Test
+    void aWokenLoopReadsALoneDatagramItself() throws Exception {
+        HomaConfig config = Loopback.config().mtu(1_500).build();
+        try (HomaSocket s = HomaSocket.open(config); HomaSocket c = HomaSocket.open(config)) {
+            s.serve(r -> r.reply(r.payload()));
+            InetSocketAddress to = Loopback.addressOf(s);
+            for (int i = 0; i < CALLS_PER_THREAD; i++) {
+                byte[] request = token(6, i);
+                assertArrayEquals(request, c.call(to, request).get(WAIT_SECONDS, TimeUnit.SECONDS));
+            }
+            long afterSmall = s.metrics().shell(HomaMetrics.Shell.LOOP_DIRECT_READS);
+            byte[] longRequest = new byte[300_000];
+            for (int i = 0; i < 4; i++) {
+                java.util.Arrays.fill(longRequest, (byte) i);
+                assertArrayEquals(longRequest, c.call(to, longRequest).get(WAIT_SECONDS, TimeUnit.SECONDS));
+            }
+            List<CompletableFuture<byte[]>> burst = new ArrayList<>();
+            for (int i = 0; i < 4 * BURST; i++) {
+                burst.add(c.call(to, token(7, i)));
+            }
+            for (int i = 0; i < burst.size(); i++) {
+                assertArrayEquals(token(7, i), burst.get(i).get(WAIT_SECONDS, TimeUnit.SECONDS));
+            }
+            Loopback.awaitIdle(c, s);
+            expectGuarded(c, s);
+            HomaMetrics m = s.metrics();
+            long loopReads = m.shell(HomaMetrics.Shell.LOOP_DIRECT_READS);
+            if ("epoll".equals(m.transport())) {
+                assertTrue(afterSmall > 0, "the server's loop never read a lone request itself: " + m);
+                assertTrue(loopReads <= m.shell(HomaMetrics.Shell.DATAGRAMS_RECEIVED), m.toString());
+            } else {
+                assertEquals(0, loopReads, "the loop reads directly on epoll alone: " + m);
+            }
+        }
+    }
+
     @Test
     void aBadCallerSpinIsRefused() {
         HomaBadArgumentException negative = org.junit.jupiter.api.Assertions.assertThrows(HomaBadArgumentException.class,

@@ -139,6 +139,11 @@ final class EngineLoop {
      */
     private static final int SPIN_READ_MAX_LIVE_RPCS = 2;
     /**
+     * A loop woken for a readable socket reads it itself ({@link #readAsLoop}) only while the
+     * engine has no more live RPCs than this, as {@link #SPIN_READ_MAX_LIVE_RPCS}.
+     */
+    private static final int LOOP_READ_MAX_LIVE_RPCS = 2;
+    /**
      * A busy-polling loop whose own looks cover its sockets makes Netty's select only every this
      * many turns (a few microseconds): each one is a system call that delays the next look.
      */
@@ -203,6 +208,8 @@ final class EngineLoop {
             new java.util.concurrent.ConcurrentHashMap<>();
     /** The call whose thread waits on the sockets now, or null. */
     private volatile ClientCall<?> waiter;
+    /** The sockets {@link #waiter} took over (bit i: socket i; -1: all), for the loop's timer. */
+    private volatile int waiterSockets = -1;
     /** Busy polling: spinning readers tick the engine instead of the loop's timer ({@link #startReaderTicks}). */
     private volatile boolean readerTicks;
     /** When the engine's timer is next due ({@link HomaEngine#nextDeadline()}, as the last drain left it). */
@@ -328,9 +335,16 @@ final class EngineLoop {
         // The channels are bound (so any earlier process on this port is gone) and read nothing yet:
         // the engine's incarnation starts now. Reads start after this, on the loop, which sees it.
         engine.startReceiving(System.nanoTime());
-        if (waiterEpoll != null && socket.config.busyPoll()) {
-            // Last, and volatile: a busy-polling loop spins already and reads as soon as it sees it.
-            this.spinEpoll = WaiterEpoll.watching(socketFds);
+        if (waiterEpoll != null) {
+            // Last (a loop reads as soon as it sees these): the engine receives now.
+            for (int i = 0; i < socketFds.length; i++) {
+                int s = i;
+                takeover.readFirst(socketFds[i], () -> readAsLoop(s));
+            }
+            if (socket.config.busyPoll()) {
+                // Volatile: a busy-polling loop spins already.
+                this.spinEpoll = WaiterEpoll.watching(socketFds);
+            }
         }
     }
 
@@ -510,6 +524,7 @@ final class EngineLoop {
         int[] taken = known == null ? socketFds : socketFd[known];
         try {
             kicked = null;
+            waiterSockets = known == null ? -1 : 1 << known;
             waiter = c; // before the look at the future: its completer looks at this after completing
             takeover.take(taken, true);
             long spin = Math.min(callerSpinNanos, timeoutNanos);
@@ -829,6 +844,47 @@ final class EngineLoop {
     }
 
     /**
+     * The loop woke because socket {@code s} is readable (on the loop, inside Netty's handling of
+     * its ready events, {@link ReadTakeover#readFirst}): while the engine is nearly idle
+     * ({@link #LOOP_READ_MAX_LIVE_RPCS}), the loop reads one datagram itself with a
+     * {@code recvfrom} and hands it on in a turn of its own, rather than through Netty's read (a
+     * {@code getsockopt} and a {@code recvmmsg}, then the pipeline). That is the whole read when
+     * the datagram completed a message or was shorter than a full segment (a small request or
+     * response, a control packet): what else waits is reported by the next {@code epoll_wait}
+     * (level-triggered), and the one-at-a-time case makes no read that finds the socket empty.
+     * After a full segment that completed nothing, more of its message is likely waiting: false,
+     * and Netty reads the rest in batches as before (its read round ends in the drain). False too,
+     * with nothing read, under load, while the receive drain holds datagrams for host SRPT, while
+     * a caller reads the sockets, or when the socket had nothing (an error, if any, is Netty's to
+     * meet).
+     */
+    private boolean readAsLoop(int s) {
+        if (closed || waiter != null) {
+            return false;
+        }
+        lock();
+        try {
+            if (closed || waiter != null || receiveDrain.holding() || liveRpcs() > LOOP_READ_MAX_LIVE_RPCS) {
+                return false;
+            }
+            DatagramPacket p = reader.read(s);
+            if (p == null) {
+                return false;
+            }
+            count(ShellCounter.LOOP_DIRECT_READS);
+            boolean fullSegment = p.content().readableBytes() >= engineConfig.maxDatagram();
+            handOn(p, s, true, null);
+            if (fullSegment && !engine.hasEvents() && !closed) {
+                return false;
+            }
+            onReadComplete();
+            return true;
+        } finally {
+            engineLock.unlock();
+        }
+    }
+
+    /**
      * Busy polling with spinning readers (on the loop, under the lock): the engine's timer would
      * wake the sleeping loop every tick (1 ms while calls are live), and on two cores its turn
      * preempts one of the spinning threads, which was the tail of such calls. So the loop cancels
@@ -1140,7 +1196,7 @@ final class EngineLoop {
             // drain after that read leaves the timer to the drain below: no second timer task.)
             inTimer = true;
             try {
-                readSockets(-1, null);
+                readSockets(waiterSockets, null); // the others the loop's epoll instance watches
             } finally {
                 inTimer = false;
             }

@@ -1,14 +1,17 @@
 package io.homa.internal.transport;
 
+import io.netty.channel.IoEvent;
 import io.netty.channel.IoHandle;
 import io.netty.channel.IoHandler;
 import io.netty.channel.IoHandlerContext;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.IoOps;
 import io.netty.channel.IoRegistration;
+import io.netty.channel.epoll.EpollIoEvent;
 import io.netty.channel.epoll.EpollIoHandle;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollIoOps;
+import io.netty.channel.unix.FileDescriptor;
 import io.netty.util.collection.IntObjectHashMap;
 import io.netty.util.collection.IntObjectMap;
 import io.netty.util.concurrent.ThreadAwareExecutor;
@@ -17,6 +20,7 @@ import org.slf4j.LoggerFactory;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BooleanSupplier;
 
 /**
  * An epoll event loop's I/O handler (Netty's {@link EpollIoHandler}, which does all the work)
@@ -34,6 +38,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * Netty's registration serializes; nothing else of the loop changes (its timers, tasks,
  * writability and errors stay its own). A socket given back with data waiting is readable at
  * once for the loop (level-triggered).
+ *
+ * <p>The loop may also take a socket's reads from Netty ({@link #readFirst}): each handle the
+ * loop registers is wrapped too ({@link Handle}), and an event that says only "readable" is
+ * offered to the shell's reader first; Netty's read runs only if the reader left it.
  *
  * <p>Internal use only (public for the shell's other packages; the module does not export it).
  */
@@ -92,15 +100,32 @@ public final class ReadTakeover implements IoHandler {
         }
     }
 
+    /**
+     * From now on, when the loop wakes because socket {@code fd} is readable (and for nothing
+     * else), {@code read} runs first, on the loop: true when it read the socket itself, so that
+     * Netty's read is left out; false lets Netty read as usual. A socket the loop no longer has is
+     * skipped.
+     */
+    public void readFirst(int fd, BooleanSupplier read) {
+        Registration r;
+        synchronized (byFd) {
+            r = byFd.get(fd);
+        }
+        if (r != null) {
+            r.handle.readFirst = read;
+        }
+    }
+
     // ------------------------------------------------------------------ IoHandler, on the loop
 
     @Override
     public IoRegistration register(IoHandle handle) throws Exception {
-        IoRegistration inner = delegate.register(handle);
         if (!(handle instanceof EpollIoHandle e)) {
-            return inner;
+            return delegate.register(handle);
         }
-        Registration r = new Registration(inner, e.fd().intValue());
+        Handle h = new Handle(e);
+        IoRegistration inner = delegate.register(h);
+        Registration r = new Registration(inner, e.fd().intValue(), h);
         synchronized (byFd) {
             byFd.put(r.fd, r);
         }
@@ -137,17 +162,63 @@ public final class ReadTakeover implements IoHandler {
         return delegate.isCompatible(handleType);
     }
 
+    /**
+     * A channel's handle, as Netty's loop sees it: the channel's own, with a "readable" event
+     * offered to {@link #readFirst} first (on the loop). Only an event of {@code EPOLLIN} alone is:
+     * errors, hang-ups and writability go to the channel as they come.
+     */
+    private static final class Handle implements EpollIoHandle {
+        private final EpollIoHandle channel;
+        volatile BooleanSupplier readFirst;
+
+        Handle(EpollIoHandle channel) {
+            this.channel = channel;
+        }
+
+        @Override
+        public FileDescriptor fd() {
+            return channel.fd();
+        }
+
+        @Override
+        public void handle(IoRegistration registration, IoEvent event) {
+            BooleanSupplier read = readFirst;
+            if (read != null && event instanceof EpollIoEvent e && e.ops().value() == EpollIoOps.EPOLLIN.value()
+                    && read.getAsBoolean()) {
+                return;
+            }
+            channel.handle(registration, event);
+        }
+
+        @Override
+        public void registered() {
+            channel.registered();
+        }
+
+        @Override
+        public void unregistered() {
+            channel.unregistered();
+        }
+
+        @Override
+        public void close() throws Exception {
+            channel.close();
+        }
+    }
+
     /** One channel's registration: Netty's, with its read interest masked while taken over. */
     private final class Registration implements IoRegistration {
         private final IoRegistration inner;
         final int fd;
+        final Handle handle;
         /** What Netty asked for last (NONE until it asks). */
         private EpollIoOps wanted = EpollIoOps.NONE;
         private boolean taken;
 
-        Registration(IoRegistration inner, int fd) {
+        Registration(IoRegistration inner, int fd, Handle handle) {
             this.inner = inner;
             this.fd = fd;
+            this.handle = handle;
         }
 
         @Override
