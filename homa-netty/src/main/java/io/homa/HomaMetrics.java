@@ -232,8 +232,9 @@ public final class HomaMetrics {
          * Busy polling ({@link HomaConfig#busyPoll()}, on epoll where callers can read:
          * {@link HomaConfig#callerReads()}): looks at the sockets by the spinning event loop, while
          * its engine has at most two live RPCs, that found datagrams and read them itself, one
-         * {@code recvfrom} each, before its select. What arrives between that look and the select,
-         * or under load, is read through Netty and not counted here.
+         * {@code recvfrom} each, before its select. What arrives between that look and the select
+         * is not counted here (the loop reads it when its select reports it: see
+         * {@link #LOOP_DIRECT_READS}); under load Netty reads.
          */
         BUSY_POLL_READS,
         /**

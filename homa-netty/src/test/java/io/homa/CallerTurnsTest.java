@@ -282,11 +282,17 @@ class CallerTurnsTest {
      * The default configuration: the server's loop, woken for a lone request while its engine is
      * nearly idle, reads it itself with one {@code recvfrom} on epoll (LOOP_DIRECT_READS). A long
      * message at MTU 1,500 (its first full segment read so, the rest through Netty's batched read)
-     * and a burst of calls (Netty's read under load) are echoed whole as well.
+     * and a burst of calls (Netty's read under load) are echoed whole as well; and all of it on a
+     * secured socket, whose datagrams are opened on that path too.
      */
-    @Test
-    void aWokenLoopReadsALoneDatagramItself() throws Exception {
-        HomaConfig config = Loopback.config().mtu(1_500).build();
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    void aWokenLoopReadsALoneDatagramItself(boolean secured) throws Exception {
+        HomaConfig.Builder b = Loopback.config().mtu(1_500);
+        if (secured) {
+            b.security(HomaSecurity.preSharedKeys(HomaKeyRing.of(HomaKeyRing.Cipher.AES_GCM_128, new byte[32])));
+        }
+        HomaConfig config = b.build();
         try (HomaSocket s = HomaSocket.open(config); HomaSocket c = HomaSocket.open(config)) {
             s.serve(r -> r.reply(r.payload()));
             InetSocketAddress to = Loopback.addressOf(s);
@@ -300,6 +306,7 @@ class CallerTurnsTest {
                 java.util.Arrays.fill(longRequest, (byte) i);
                 assertArrayEquals(longRequest, c.call(to, longRequest).get(WAIT_SECONDS, TimeUnit.SECONDS));
             }
+            long afterLong = s.metrics().shell(HomaMetrics.Shell.LOOP_DIRECT_READS);
             List<CompletableFuture<byte[]>> burst = new ArrayList<>();
             for (int i = 0; i < 4 * BURST; i++) {
                 burst.add(c.call(to, token(7, i)));
@@ -311,8 +318,13 @@ class CallerTurnsTest {
             expectGuarded(c, s);
             HomaMetrics m = s.metrics();
             long loopReads = m.shell(HomaMetrics.Shell.LOOP_DIRECT_READS);
+            if (secured) {
+                assertEquals(0, m.shell(HomaMetrics.Shell.SECURITY_AUTH_FAILED) + m.shell(HomaMetrics.Shell.SECURITY_NOT_SEALED),
+                        "every datagram opened: " + m);
+            }
             if ("epoll".equals(m.transport())) {
                 assertTrue(afterSmall > 0, "the server's loop never read a lone request itself: " + m);
+                assertTrue(afterLong > afterSmall, "no long request's first segment was read directly: " + m);
                 assertTrue(loopReads <= m.shell(HomaMetrics.Shell.DATAGRAMS_RECEIVED), m.toString());
             } else {
                 assertEquals(0, loopReads, "the loop reads directly on epoll alone: " + m);

@@ -66,7 +66,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Received datagrams go to the engine in the order the {@link ReceiveDrain} chooses: control
  * packets and short messages as they are read, long messages' data in large datagrams after the
  * loop's current I/O round. The engine is drained once per read batch ({@code channelReadComplete})
- * and once after the deferred data. With several event loops on one port, a datagram about one of
+ * and once after the deferred data. While the engine is nearly idle, a loop woken for a readable
+ * socket reads a lone datagram itself, past Netty, and drains after it ({@link #readAsLoop}). With several event loops on one port, a datagram about one of
  * our client RPCs (odd sender id) that the kernel delivered to another loop is passed to the loop
  * whose engine owns the RPC (its index is in the id's low bits).
  *
@@ -169,7 +170,11 @@ final class EngineLoop {
     /** Host SRPT: the order in which received datagrams reach the engine. */
     private final ReceiveDrain receiveDrain;
     private DatagramWriter writer;
-    /** A waiting caller's reads of this loop's sockets (see {@link #awaiting}); null when off. */
+    /**
+     * Reads of this loop's sockets past Netty's, under the engine lock: a waiting caller's (see
+     * {@link #awaiting}), and the loop's own ({@link #readAsLoop}, {@link #readAsSpinningLoop}, the
+     * timer's); null when off.
+     */
     private DirectReader reader;
     /** Where a waiting caller sleeps on this loop's sockets itself (callerReads); null when it does not. */
     private WaiterEpoll waiterEpoll;
@@ -190,6 +195,8 @@ final class EngineLoop {
      * good, after such a read failed: Netty reads then.
      */
     private volatile WaiterEpoll spinEpoll;
+    /** A read of {@link #readAsLoop} failed: the loop leaves its sockets to Netty from then on (loop only). */
+    private boolean loopReadsFailed;
     /** The loop's last look at its sockets covered them (loop only; {@link #busyChoice}). */
     private boolean lookCovered;
     /** Turns of the busy-polling loop since Netty's last select (loop only). */
@@ -849,17 +856,17 @@ final class EngineLoop {
      * ({@link #LOOP_READ_MAX_LIVE_RPCS}), the loop reads one datagram itself with a
      * {@code recvfrom} and hands it on in a turn of its own, rather than through Netty's read (a
      * {@code getsockopt} and a {@code recvmmsg}, then the pipeline). That is the whole read when
-     * the datagram completed a message or was shorter than a full segment (a small request or
-     * response, a control packet): what else waits is reported by the next {@code epoll_wait}
-     * (level-triggered), and the one-at-a-time case makes no read that finds the socket empty.
-     * After a full segment that completed nothing, more of its message is likely waiting: false,
-     * and Netty reads the rest in batches as before (its read round ends in the drain). False too,
-     * with nothing read, under load, while the receive drain holds datagrams for host SRPT, while
-     * a caller reads the sockets, or when the socket had nothing (an error, if any, is Netty's to
-     * meet).
+     * the datagram is shorter than a full segment (a small request or response, a control packet):
+     * what else waits is reported by the next {@code epoll_wait} (level-triggered), and the
+     * one-at-a-time case makes no read that finds the socket empty. A full segment is likely
+     * followed by more of its message: it goes the way Netty's reads go (through the receive
+     * drain, for host SRPT), and false lets Netty read the rest in batches, its read round ending
+     * in the drain. False too, with nothing read, under load, while the receive drain holds
+     * datagrams, while a caller reads the sockets, when the socket had nothing (an error, if any,
+     * is Netty's to meet), and for good after a failure here (logged): Netty reads from then on.
      */
     private boolean readAsLoop(int s) {
-        if (closed || waiter != null) {
+        if (closed || waiter != null || loopReadsFailed) {
             return false;
         }
         lock();
@@ -872,13 +879,21 @@ final class EngineLoop {
                 return false;
             }
             count(ShellCounter.LOOP_DIRECT_READS);
-            boolean fullSegment = p.content().readableBytes() >= engineConfig.maxDatagram();
-            handOn(p, s, true, null);
-            if (fullSegment && !engine.hasEvents() && !closed) {
+            if (p.content().readableBytes() >= engineConfig.maxDatagram()) {
+                if (opener == null || (p = opener.open(p)) != null) {
+                    receiveDrain.offer(p);
+                }
                 return false;
             }
+            handOn(p, s, false, null);
             onReadComplete();
             return true;
+        } catch (RuntimeException | OutOfMemoryError e) {
+            // Inside Netty's handling of ready events, where a failure would stall the loop.
+            loopReadsFailed = true;
+            count(ShellCounter.IO_ERRORS);
+            log.warn("Homa: an event loop failed to read its socket itself; Netty reads it from now on", e);
+            return false;
         } finally {
             engineLock.unlock();
         }

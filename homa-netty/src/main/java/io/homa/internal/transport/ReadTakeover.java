@@ -165,7 +165,9 @@ public final class ReadTakeover implements IoHandler {
     /**
      * A channel's handle, as Netty's loop sees it: the channel's own, with a "readable" event
      * offered to {@link #readFirst} first (on the loop). Only an event of {@code EPOLLIN} alone is:
-     * errors, hang-ups and writability go to the channel as they come.
+     * errors, hang-ups and writability go to the channel as they come. (Netty's handler counts
+     * the channels it has by the class of their handles, so it does not count these; only its
+     * legacy {@code EpollEventLoop} reads that count.)
      */
     private static final class Handle implements EpollIoHandle {
         private final EpollIoHandle channel;
@@ -183,9 +185,15 @@ public final class ReadTakeover implements IoHandler {
         @Override
         public void handle(IoRegistration registration, IoEvent event) {
             BooleanSupplier read = readFirst;
-            if (read != null && event instanceof EpollIoEvent e && e.ops().value() == EpollIoOps.EPOLLIN.value()
-                    && read.getAsBoolean()) {
-                return;
+            if (read != null && event instanceof EpollIoEvent e && e.ops().value() == EpollIoOps.EPOLLIN.value()) {
+                try {
+                    if (read.getAsBoolean()) {
+                        return;
+                    }
+                } catch (RuntimeException ex) { // a reader's bug must not stall the loop: Netty reads from now on
+                    readFirst = null;
+                    log.warn("Homa: reading fd {} before Netty failed; Netty reads it from now on", channel.fd().intValue(), ex);
+                }
             }
             channel.handle(registration, event);
         }

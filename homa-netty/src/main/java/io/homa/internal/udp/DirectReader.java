@@ -13,13 +13,13 @@ import java.nio.ByteBuffer;
 import java.util.List;
 
 /**
- * Reads a datagram from one of a loop's sockets on a thread that is not the loop's: a caller
- * waiting for its response reads it itself ({@code HomaConfig.callerSpin}), a {@code recvfrom}
- * on the channel's socket. The loop may read the same socket at the same time; each datagram goes
- * to exactly one of them (the kernel's socket queue), and the loop's edge-triggered reads still
- * see every datagram the caller leaves. Native channels only ({@link #of}). Used by one thread
- * at a time (it keeps one spare buffer): under the loop's engine lock, or by the one waiting caller
- * for a reader of its own.
+ * Reads a datagram from one of a loop's sockets with a {@code recvfrom} on the channel's socket,
+ * past Netty's read: a caller waiting for its response reads it itself ({@code HomaConfig.callerSpin},
+ * {@code callerReads}), and the loop reads a lone datagram itself while its engine is nearly idle.
+ * Netty's read may read the same socket at the same time; each datagram goes to exactly one of
+ * them (the kernel's socket queue), and the loop's level-triggered epoll still reports every
+ * datagram left. Native channels only ({@link #of}). Used by one thread at a time (it keeps one
+ * spare buffer): under the loop's engine lock, or by the one waiting caller for a reader of its own.
  *
  * <p>Internal use only (public for the shell's other packages; the module does not export it).
  */
