@@ -239,8 +239,8 @@ public final class HomaMetrics {
         BUSY_POLL_READS,
         /**
          * On epoll where callers can read ({@link HomaConfig#callerReads()}): times the event
-         * loop, woken because a socket was readable while its engine had at most two live RPCs,
-         * read the socket itself, one {@code recvfrom} per datagram, rather than through Netty's
+         * loop, woken because a socket was readable while its engine had at most two live RPCs
+         * and no message arriving, read a datagram itself with one {@code recvfrom} rather than through Netty's
          * read (a {@code getsockopt} and a {@code recvmmsg}). Under load Netty reads, and those
          * reads are not counted here.
          */

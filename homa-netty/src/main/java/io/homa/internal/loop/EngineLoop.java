@@ -861,9 +861,11 @@ final class EngineLoop {
      * one-at-a-time case makes no read that finds the socket empty. A full segment is likely
      * followed by more of its message: it goes the way Netty's reads go (through the receive
      * drain, for host SRPT), and false lets Netty read the rest in batches, its read round ending
-     * in the drain. False too, with nothing read, under load, while the receive drain holds
-     * datagrams, while a caller reads the sockets, when the socket had nothing (an error, if any,
-     * is Netty's to meet), and for good after a failure here (logged): Netty reads from then on.
+     * in the drain. False too, with nothing read, while a message is arriving (bytes granted or
+     * unscheduled not yet received: Netty's batches read its segments), under load, while the
+     * receive drain holds datagrams, while a caller reads the sockets, when the socket had
+     * nothing (an error, if any, is Netty's to meet), and for good after a failure here (logged):
+     * Netty reads from then on.
      */
     private boolean readAsLoop(int s) {
         if (closed || waiter != null || loopReadsFailed) {
@@ -871,7 +873,8 @@ final class EngineLoop {
         }
         lock();
         try {
-            if (closed || waiter != null || receiveDrain.holding() || liveRpcs() > LOOP_READ_MAX_LIVE_RPCS) {
+            if (closed || waiter != null || receiveDrain.holding() || liveRpcs() > LOOP_READ_MAX_LIVE_RPCS
+                    || engine.incomingBytes() > 0) {
                 return false;
             }
             DatagramPacket p = reader.read(s);
