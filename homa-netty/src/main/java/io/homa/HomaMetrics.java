@@ -241,8 +241,9 @@ public final class HomaMetrics {
          * On epoll where callers can read ({@link HomaConfig#callerReads()}): times the event
          * loop, woken because a socket was readable while its engine had at most two live RPCs
          * and no message arriving, read a datagram itself with one {@code recvfrom} rather than through Netty's
-         * read (a {@code getsockopt} and a {@code recvmmsg}). Under load Netty reads, and those
-         * reads are not counted here.
+         * read (a {@code getsockopt} and a {@code recvmmsg}; after a long message's first
+         * segment, read so, Netty reads the rest). Under load Netty reads, and those reads are not
+         * counted here.
          */
         LOOP_DIRECT_READS
     }

@@ -67,7 +67,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * packets and short messages as they are read, long messages' data in large datagrams after the
  * loop's current I/O round. The engine is drained once per read batch ({@code channelReadComplete})
  * and once after the deferred data. While the engine is nearly idle, a loop woken for a readable
- * socket reads a lone datagram itself, past Netty, and drains after it ({@link #readAsLoop}). With several event loops on one port, a datagram about one of
+ * socket reads a lone datagram itself, past Netty, and drains after it unless Netty's read follows
+ * ({@link #readAsLoop}). With several event loops on one port, a datagram about one of
  * our client RPCs (odd sender id) that the kernel delivered to another loop is passed to the loop
  * whose engine owns the RPC (its index is in the id's low bits).
  *
@@ -864,8 +865,9 @@ final class EngineLoop {
      * in the drain. False too, with nothing read, while a message is arriving (bytes granted or
      * unscheduled not yet received: Netty's batches read its segments), under load, while the
      * receive drain holds datagrams, while a caller reads the sockets, when the socket had
-     * nothing (an error, if any, is Netty's to meet), and for good after a failure here (logged):
-     * Netty reads from then on.
+     * nothing (a pending socket error, which the {@code recvfrom} takes, goes unreported, as for a
+     * waiting caller's reads; an event that says so is Netty's), and for good after a failure here
+     * (logged): Netty reads from then on.
      */
     private boolean readAsLoop(int s) {
         if (closed || waiter != null || loopReadsFailed) {

@@ -190,7 +190,10 @@ public final class ReadTakeover implements IoHandler {
                     if (read.getAsBoolean()) {
                         return;
                     }
-                } catch (RuntimeException ex) { // a reader's bug must not stall the loop: Netty reads from now on
+                } catch (Throwable ex) { // a reader's bug must not stall or end the loop: Netty reads from now on
+                    if (ex instanceof VirtualMachineError fatal) {
+                        throw fatal;
+                    }
                     readFirst = null;
                     log.warn("Homa: reading fd {} before Netty failed; Netty reads it from now on", channel.fd().intValue(), ex);
                 }
