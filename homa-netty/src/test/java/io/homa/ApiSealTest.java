@@ -30,6 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * nothing else, and no public signature of those packages names a type of the engine or of
  * {@code io.homa.internal}.
  */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class ApiSealTest {
     private static final Set<String> EXPORTED = Set.of("io.homa", "io.homa.testing");
 

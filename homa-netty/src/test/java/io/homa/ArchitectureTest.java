@@ -18,6 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * cycle with another, the shell ({@code io.homa.internal..}) never reaches up into the API
  * package, and the engine never reaches into the shell or the API.
  */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class ArchitectureTest {
     private static JavaClasses classes;
 

@@ -17,6 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Arguments that can never work are refused at once, with a message that names them. */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class BadArgumentTest {
     private static final int MAX = 10_000;
     private static HomaSocket socket;

@@ -33,6 +33,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * over, new calls go over Homa again. Needs Linux, root, {@code ip} and {@code nft}; else skipped
  * with the reason. The namespace is deleted in every case.
  */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class BlockedPathTest {
     private static final String NAMESPACE = "homa-fb-" + ProcessHandle.current().pid();
     private static final String TABLE = "homa_fb";

@@ -16,6 +16,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The BOM has no parent (users import it: it must list only our modules), so its version and its
  * list are kept by hand: this holds them to the parent's version and module list.
  */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class BomTest {
     private static final Pattern VERSION = Pattern.compile("<artifactId>([^<]+)</artifactId>\\s*<version>([^<]+)</version>");
 

@@ -32,6 +32,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * two threads are ever in the engine at once. Runs on epoll, NIO and io_uring (pom executions),
  * where the last two ignore the option (the loop wakes the caller, as before).
  */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class CallerReadsTest {
     private static final int CALLS = 200;
     private static final long WAIT_SECONDS = 30;

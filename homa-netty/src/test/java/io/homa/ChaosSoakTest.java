@@ -33,6 +33,7 @@ import static org.junit.jupiter.api.Assertions.*;
  * again on NIO): {@code mvn -B -pl homa-netty -am test -Dhoma.fuzz.skip=true -Dtest=ChaosSoakTest
  * -Dsurefire.failIfNoSpecifiedTests=false -Dhoma.soak.seconds=600}.
  */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class ChaosSoakTest {
     private static final int CLIENTS = 4;
     private static final int MAX_IN_FLIGHT = 64;

@@ -35,6 +35,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * the JDK's cipher and one on Amazon Corretto Crypto Provider's talk to each other, with pre-shared
  * keys and with mutual TLS.
  */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class CipherProviderTest {
     private static final byte[] KEY = new SplittableRandom(31).ints(32, 0, 256).collect(
             java.io.ByteArrayOutputStream::new, (o, i) -> o.write(i), (a, b) -> { }).toByteArray();

@@ -19,6 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Many calls at once from several client sockets to one server, with and without faults. */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class ConcurrencyTest {
     private static final int CLIENTS = 8;
     private static final int CALLS = 10_000;

@@ -37,6 +37,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * released); nothing is thrown out of an event loop (no I/O error, no uncaught exception); no
  * buffer leaks (LeakCheck) and no Homa thread survives the close.
  */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class ConcurrentApiTest {
     private static final int THREADS = 8;
     /** Calls completed before the two closing threads close the sockets (or {@link #MAX_TRAFFIC} passed). */

@@ -18,6 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Echo of every interesting size over loopback, with the default configuration. */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class EchoTest {
     private static HomaSocket server;
     private static HomaSocket client;

@@ -22,6 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** What callers see when servers vanish, stay silent or are too slow, and when sockets close. */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class FailureTest {
     /** The exception a failed future carries. */
     private static Throwable failure(CompletableFuture<?> f, long seconds) {

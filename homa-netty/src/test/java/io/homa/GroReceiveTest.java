@@ -39,6 +39,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * good segment is taken, a bad one is dropped and counted alone, and the follow-up completes the
  * request. The leak detector (PARANOID, {@link LeakCheck}) checks every buffer is released.
  */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class GroReceiveTest {
     private static final Duration WAIT = Duration.ofSeconds(20);
     private static final String NAMESPACE = "homa-gro-" + ProcessHandle.current().pid();

@@ -24,6 +24,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * idle runs the protocol's work itself, counted as {@code CALLER_TURNS}). Calls go one at a time,
  * so no hand-off can carry two of them.
  */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class HandOffTest {
     private static final int CALLS = 200;
     private static final byte[] REQUEST = new byte[100];

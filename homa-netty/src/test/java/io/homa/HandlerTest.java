@@ -22,6 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Handlers that throw, never reply, reply late or from other threads. */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class HandlerTest {
     private static Throwable failure(CompletableFuture<?> f) {
         return assertThrows(ExecutionException.class, () -> f.get(30, TimeUnit.SECONDS)).getCause();

@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Protocol settings HomaConfig derives from the bind address and the link rate, and those it passes on. */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class HomaConfigDefaultsTest {
     private static final EngineConfig D = EngineConfig.defaults();
     private static final InetSocketAddress WILDCARD = new InetSocketAddress(0);

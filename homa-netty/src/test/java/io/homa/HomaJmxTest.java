@@ -15,6 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** A socket's MBean, read through the platform MBean server as JConsole or a JMX client would. */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class HomaJmxTest {
     @Test
     void registeredSocket_showsCountersGaugesAndLiveRpcs() throws Exception {

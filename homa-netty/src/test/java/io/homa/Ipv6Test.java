@@ -39,6 +39,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * dual-stack wildcard socket reached by both families, and IPv4-mapped addresses. Skipped where
  * the machine has no IPv6 loopback.
  */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class Ipv6Test {
     static final String HOST = "::1";
     /** Linux's IPPROTO_IPV6 and IPV6_TCLASS: read straight from the socket, not through Netty's IP_TOS. */

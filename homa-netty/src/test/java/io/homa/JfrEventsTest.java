@@ -27,6 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Homa's JFR events, recorded and read back with jdk.jfr.consumer. */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class JfrEventsTest {
     @TempDir
     Path dir;

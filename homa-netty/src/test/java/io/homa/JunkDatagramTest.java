@@ -25,6 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * source ports: every one is dropped and counted (by the engine or by the shell), none
  * is thrown (no I/O error, nothing escapes an event loop), and the socket goes on serving.
  */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class JunkDatagramTest {
     private static final int SENDERS = 8;
     private static final int BATCHES = 20;

@@ -16,15 +16,23 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
- * Fails a test after which Netty's leak detector reports a leaked buffer. Registered for every
- * test class by JUnit's extension auto-detection (src/test/resources). After each test it runs the
+ * Fails a test after which Netty's leak detector reports a leaked buffer. Every test class of this
+ * module names it ({@code @ExtendWith(LeakCheck.class)}, which {@code LeakCheckWiredTest} checks):
+ * the tests run inside module {@code io.homa} (surefire patches them into it), and JUnit's
+ * extension auto-detection, a {@code ServiceLoader}, ignores a provider in a named module that
+ * only {@code META-INF/services} declares, so the services file here serves the class-path users
+ * of the test jar (homa-bench) alone. After each test it runs the
  * garbage collector, waits until a sentinel weak reference has been cleared and enqueued (so the
  * collector's reference processing has run), then allocates a buffer, which makes the detector
  * look at the references it tracks and report the leaked ones.
  */
 public final class LeakCheck implements BeforeAllCallback, AfterEachCallback {
+    /** The test classes this check ran for (what {@code LeakCheckWiredTest} looks at). */
+    static final java.util.Set<Class<?>> CHECKED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
     @Override
     public void beforeAll(ExtensionContext context) {
+        context.getTestClass().ifPresent(CHECKED::add);
         assertEquals(ResourceLeakDetector.Level.PARANOID, ResourceLeakDetector.getLevel(),
                 "tests must run with -Dio.netty.leakDetection.level=PARANOID");
         PooledByteBufAllocator.DEFAULT.directBuffer(1).release(); // loads the ByteBuf detector

@@ -16,6 +16,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * of an earlier class collected late) is not forgiven: it fails this test, so it still fails the
  * build.
  */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class LeakDetectorSelfTest {
     @Test
     void aLeakedBufferIsReported() throws InterruptedException {

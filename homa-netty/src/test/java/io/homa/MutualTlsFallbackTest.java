@@ -41,6 +41,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * the fallback, each counted and with no handler run; and a call's deadline bounds its wait for
  * keys.
  */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class MutualTlsFallbackTest {
     private static final String CLIENT = "CN=fallback-client,O=homa-test";
     private static final String SERVER = "CN=fallback-server,O=homa-test";

@@ -33,6 +33,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * such a server runs no handler; and master keys rotating every 100 ms under load fail and
  * repeat no call.
  */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class MutualTlsSocketTest {
     private static final String CLIENT = "CN=client-a,O=homa-test";
     private static final String SERVER = "CN=server-b,O=homa-test";

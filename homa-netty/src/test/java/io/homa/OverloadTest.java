@@ -20,6 +20,7 @@ import static org.junit.jupiter.api.Assertions.*;
  * request carried does), and the metrics say which happened. The flood itself, in JVMs of their
  * own, is homa-bench's OverloadFloodTest.
  */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class OverloadTest {
     private static final Duration LONG = Duration.ofSeconds(20);
 

@@ -17,6 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The README's quick start is this module's {@code examples/Echo.java}, and it works. */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class QuickStartTest {
     private static final Path README = Path.of("..", "README.md");
     private static final Path ECHO = Path.of("src", "test", "java", "io", "homa", "examples", "Echo.java");

@@ -20,6 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * (the kernel drops what does not fit), and GSO sends whose segments are lost one by one. Every
  * message arrives once, byte for byte.
  */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class ReceiveOverflowTest {
     private static final int MESSAGES = 64;
     private static final int SIZE = 200_000;

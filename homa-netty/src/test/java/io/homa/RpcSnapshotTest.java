@@ -19,6 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** {@link HomaSocket#rpcs()} (live RPC state) and {@link HomaSocket#addCallListener} on real sockets. */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class RpcSnapshotTest {
     private HomaSocket server;
     private HomaSocket client;

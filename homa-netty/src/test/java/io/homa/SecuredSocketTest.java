@@ -33,6 +33,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * of recorded datagrams, each counted with its reason and without a handler run; and a key
  * rotation under load with no failed or repeated call.
  */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class SecuredSocketTest {
     private static final byte[] KEY = new SplittableRandom(30).ints(32, 0, 256).collect(
             java.io.ByteArrayOutputStream::new, (o, i) -> o.write(i), (a, b) -> { }).toByteArray();

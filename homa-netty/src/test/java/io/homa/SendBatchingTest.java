@@ -37,6 +37,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * sends each datagram by a call of its own (so there the two counters agree, which is checked too),
  * io_uring submits each packet (only GSO batches there).
  */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class SendBatchingTest {
     private static final int BURST = 256;
     private static final int SIZE = 100;

@@ -13,6 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
  * The shell names neither {@link HomaMetrics.Shell} nor the exceptions (the API sits above it):
  * it counts by {@link ShellCounter} and fails by {@link Failure}. These hold each pair together.
  */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class ShellCounterTest {
     @Test
     void shellCounters_matchTheApisCounters_oneForOne_inOrder() {

@@ -19,6 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Echo and a small burst of concurrent calls under each of the I/O shell's switches. */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class ShellOptionsTest {
     static Stream<Arguments> configs() {
         return Stream.of(

@@ -30,6 +30,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * completes or fails with a HomaException within its deadline, the handler never runs for a
  * request already dropped, and the server serves normally once the flood stops.
  */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class SlowHandlerFloodTest {
     private static final int CLIENTS = 8;
     private static final int CALLS = 20_000;

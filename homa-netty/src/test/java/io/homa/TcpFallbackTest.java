@@ -32,6 +32,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * after the fallback period, errors over TCP and malformed frames. The kernel-level block
  * (nftables) is {@link BlockedPathTest}.
  */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class TcpFallbackTest {
     private static final Duration PROBE = Duration.ofMillis(100);
     /** Every datagram dropped: a path that Homa cannot use. */

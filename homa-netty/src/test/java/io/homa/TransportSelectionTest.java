@@ -20,6 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * silently test another transport, and GSO and GRO would silently be off. The pom names
  * the expected transport per run ({@code homa.test.transport}); this test fails on any other.
  */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class TransportSelectionTest {
     @Test
     void theDefaultSocketRunsOnThisRunsTransportWithGso() throws Exception {

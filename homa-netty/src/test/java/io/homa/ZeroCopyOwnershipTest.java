@@ -32,6 +32,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * nobody takes, requests still open at close. The leak detector (PARANOID, {@link LeakCheck})
  * checks each test.
  */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class ZeroCopyOwnershipTest {
     private static final Duration WAIT = Duration.ofSeconds(30);
     private HomaSocket server;

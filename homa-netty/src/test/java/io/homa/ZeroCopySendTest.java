@@ -27,6 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * is copied once. On NIO, whose datagram channel copies a composite into one buffer anyway, the
  * shell keeps the single copy (checked too). The leak detector (PARANOID, {@link LeakCheck}) checks every slice is released.
  */
+@org.junit.jupiter.api.extension.ExtendWith(LeakCheck.class)
 class ZeroCopySendTest {
     private static final Duration WAIT = Duration.ofSeconds(30);
     /** Fifteen segments and a shorter last one: several GSO sends. */

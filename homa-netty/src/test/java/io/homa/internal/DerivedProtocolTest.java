@@ -9,6 +9,7 @@ import java.net.NetworkInterface;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /** The MTU a socket takes from its bind interface (the rest of the derivation: HomaConfigDefaultsTest). */
+@org.junit.jupiter.api.extension.ExtendWith(io.homa.LeakCheck.class)
 class DerivedProtocolTest {
     @Test
     void theWildcardAddress_getsEthernetsMtu() {

@@ -15,6 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The client's window per server ({@code maxCallsPerServer}), without sockets or threads. */
+@org.junit.jupiter.api.extension.ExtendWith(io.homa.LeakCheck.class)
 class CallWindowsTest {
     private static final InetSocketAddress SERVER = new InetSocketAddress("127.0.0.1", 4000);
     private static final InetSocketAddress OTHER = new InetSocketAddress("127.0.0.1", 4001);

@@ -17,6 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+@org.junit.jupiter.api.extension.ExtendWith(io.homa.LeakCheck.class)
 class CallsInFlightTest {
     private static final InetSocketAddress SERVER = new InetSocketAddress("127.0.0.1", 4000);
 

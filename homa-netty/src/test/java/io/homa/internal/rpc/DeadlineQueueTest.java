@@ -16,6 +16,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The event loop's deadlines ({@link DeadlineQueue}): order, removal, and the one timer re-armed. */
+@org.junit.jupiter.api.extension.ExtendWith(io.homa.LeakCheck.class)
 class DeadlineQueueTest {
     private DefaultEventLoopGroup group;
     private EventLoop loop;

@@ -17,6 +17,7 @@ import static org.junit.jupiter.api.Assertions.*;
  * an interval; never a request whose deadline passed; target and interval raised to the handlers'
  * own pace.
  */
+@org.junit.jupiter.api.extension.ExtendWith(io.homa.LeakCheck.class)
 class RequestQueueTest {
     private static final long MS = 1_000_000L;
     private static final long TARGET = 5 * MS;

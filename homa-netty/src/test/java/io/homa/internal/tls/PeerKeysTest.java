@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** What key exchanges leave behind: SPIs bound to addresses, one identity per address, keys by session. */
+@org.junit.jupiter.api.extension.ExtendWith(io.homa.LeakCheck.class)
 class PeerKeysTest {
     private static final InetSocketAddress A = new InetSocketAddress("10.0.0.1", 4000);
     private static final InetSocketAddress B = new InetSocketAddress("10.0.0.1", 4001);

@@ -27,6 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** A read round ends after a batch that came back short, and goes on after a full one (up to the limit). */
+@org.junit.jupiter.api.extension.ExtendWith(io.homa.LeakCheck.class)
 class BatchedReadsTest {
     private static final int SLOT = 1_500;
     private static final int BATCH = 32;

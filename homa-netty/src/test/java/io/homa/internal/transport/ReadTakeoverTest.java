@@ -29,6 +29,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * (no sockets): which events the loop's own reader is offered first, and that everything else
  * reaches the channel as Netty would deliver it.
  */
+@org.junit.jupiter.api.extension.ExtendWith(io.homa.LeakCheck.class)
 class ReadTakeoverTest {
     private static final int FD = 1_000_000; // never opened: the handle only reports it
 

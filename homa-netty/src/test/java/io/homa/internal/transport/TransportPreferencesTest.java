@@ -8,6 +8,7 @@ import java.util.Arrays;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /** The shell reads the API's transport preference by name: the names and the property stay the API's. */
+@org.junit.jupiter.api.extension.ExtendWith(io.homa.LeakCheck.class)
 class TransportPreferencesTest {
     @Test
     void thePreferencesTheShellKnows_areTheApisIoTransports() {

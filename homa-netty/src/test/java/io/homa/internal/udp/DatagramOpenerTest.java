@@ -27,6 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
  * address but comes from another is dropped as SECURITY_WRONG_PEER (a peer passing its packets
  * off as another's), the same packet from its own address opens.
  */
+@org.junit.jupiter.api.extension.ExtendWith(io.homa.LeakCheck.class)
 class DatagramOpenerTest {
     private static final InetSocketAddress HERE = new InetSocketAddress("10.0.0.9", 4000);
     private static final InetSocketAddress PEER = new InetSocketAddress("10.0.0.1", 4000);

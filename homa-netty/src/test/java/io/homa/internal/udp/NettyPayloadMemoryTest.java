@@ -24,6 +24,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@link NettyPayloadMemory#detached} moves it into memory of its own, giving that buffer back
  * (the leak detector runs at PARANOID).
  */
+@org.junit.jupiter.api.extension.ExtendWith(io.homa.LeakCheck.class)
 class NettyPayloadMemoryTest {
     private static final InetSocketAddress PEER = new InetSocketAddress("127.0.0.1", 9001);
     private static final EngineConfig CFG = EngineConfig.builder().pacerEnabled(false).build();

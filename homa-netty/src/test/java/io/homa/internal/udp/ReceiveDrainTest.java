@@ -27,6 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The order in which one loop's received datagrams reach the engine (counted, not timed), and that sockets use it. */
+@org.junit.jupiter.api.extension.ExtendWith(io.homa.LeakCheck.class)
 class ReceiveDrainTest {
     private static final InetSocketAddress PEER = new InetSocketAddress("127.0.0.1", 4000);
     private static final int SHORT_LIMIT = 40_000;
