@@ -831,7 +831,7 @@ final class EngineLoop {
             } else {
                 lock();
                 try {
-                    if (!closed && !receiveDrain.holding() && liveRpcs() <= SPIN_READ_MAX_LIVE_RPCS) {
+                    if (!closed && !receiveDrain.holding() && liveRpcs() <= SPIN_READ_MAX_LIVE_RPCS && readsOpen()) {
                         readSockets(readable, null);
                         lookCovered = true;
                     }
@@ -876,7 +876,7 @@ final class EngineLoop {
         lock();
         try {
             if (closed || waiter != null || receiveDrain.holding() || liveRpcs() > LOOP_READ_MAX_LIVE_RPCS
-                    || engine.incomingBytes() > 0) {
+                    || engine.incomingBytes() > 0 || !readsOpen()) {
                 return false;
             }
             DatagramPacket p = reader.read(s);
@@ -902,6 +902,23 @@ final class EngineLoop {
         } finally {
             engineLock.unlock();
         }
+    }
+
+    /**
+     * Whether the socket reads at all: its channels are bound with auto-read off and switched on
+     * once the whole socket is open ({@link EngineLoops}), so that no request reaches the socket's
+     * request factory before it exists (a direct read that ignored this dispatched a request
+     * into a half-built socket: a NullPointerException and a lost request, seen in CI), and auto-read
+     * is off again while reads are paused. The loop's own reads, past Netty's, honour it as
+     * Netty's do.
+     */
+    private boolean readsOpen() {
+        for (Channel ch : channels) {
+            if (!ch.config().isAutoRead()) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**
