@@ -135,14 +135,10 @@ final class EngineLoop {
      */
     private static final int READER_MAX_LIVE_RPCS = 1;
     /**
-     * A busy-polling loop reads its sockets itself ({@link #readAsSpinningLoop}) only while the
-     * engine has no more live RPCs than this: a socket that serves or makes a call or two at a
-     * time, the latency case. Under load Netty's batched reads and the receive drain serve better.
-     */
-    private static final int SPIN_READ_MAX_LIVE_RPCS = 2;
-    /**
-     * A loop woken for a readable socket reads it itself ({@link #readAsLoop}) only while the
-     * engine has no more live RPCs than this, as {@link #SPIN_READ_MAX_LIVE_RPCS}.
+     * The loop reads its sockets itself, past Netty ({@link #readAsLoop}, and a busy-polling loop's
+     * {@link #readAsSpinningLoop}), only while the engine has no more live RPCs than this: a
+     * socket that serves or makes a call or two at a time, the latency case. Under load Netty's
+     * batched reads and the receive drain serve better.
      */
     private static final int LOOP_READ_MAX_LIVE_RPCS = 2;
     /**
@@ -806,7 +802,7 @@ final class EngineLoop {
      * a look with {@code epoll_wait(0)} on an epoll instance of its own and then one
      * {@code recvfrom} per datagram, and handled in a turn of the loop's ({@link #readSockets}),
      * rather than by Netty's read of the sockets (a {@code getsockopt} and a {@code recvmmsg} per
-     * read, and the pipeline). Only while the engine is nearly idle ({@link #SPIN_READ_MAX_LIVE_RPCS}):
+     * read, and the pipeline). Only while the engine is nearly idle ({@link #LOOP_READ_MAX_LIVE_RPCS}):
      * under load Netty's batched reads and the receive drain's host SRPT serve better. What arrives between
      * this look and the select, or is left here, Netty reads as before; both go to the same engine
      * on this thread. Runs inside Netty's select strategy, where a failure would stop the loop: a
@@ -831,7 +827,7 @@ final class EngineLoop {
             } else {
                 lock();
                 try {
-                    if (!closed && !receiveDrain.holding() && liveRpcs() <= SPIN_READ_MAX_LIVE_RPCS && readsOpen()) {
+                    if (!closed && !receiveDrain.holding() && liveRpcs() <= LOOP_READ_MAX_LIVE_RPCS && readsOpen()) {
                         readSockets(readable, null);
                         lookCovered = true;
                     }
