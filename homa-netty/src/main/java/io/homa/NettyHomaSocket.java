@@ -43,10 +43,10 @@ final class NettyHomaSocket implements HomaSocket, CallObserver {
     private NettyHomaSocket(HomaConfig config) {
         this.config = config;
         this.serial = SERIAL.incrementAndGet();
-        EngineLoops[] self = new EngineLoops[1]; // requests are made only once the shell is open
-        this.shell = EngineLoops.open(shellConfig(config), serial,
-                (path, id, peer, message) -> request(self[0], path, id, peer, message), this);
-        self[0] = shell;
+        // Made first, opened (bound, reading) second: a request that arrives as soon as the port
+        // is bound (its peers may be sending already) finds the shell its factory asks.
+        this.shell = EngineLoops.create(shellConfig(config), serial, this::request, this);
+        shell.open();
     }
 
     /**
@@ -54,8 +54,8 @@ final class NettyHomaSocket implements HomaSocket, CallObserver {
      * of the TLS connection it came over (the TCP fallback of a mutual-TLS socket), else that of
      * the peer's keys.
      */
-    private static ServerRequest request(EngineLoops shell, io.homa.internal.rpc.InboundRequest.Path path, long id,
-                                         InetSocketAddress peer, io.homa.core.ReceivedMessage message) {
+    private ServerRequest request(io.homa.internal.rpc.InboundRequest.Path path, long id,
+                                  InetSocketAddress peer, io.homa.core.ReceivedMessage message) {
         javax.net.ssl.SSLSession connection = path.tlsSession();
         String identity = connection != null ? io.homa.internal.tls.TlsContext.identityOf(connection)
                 : shell.peerIdentity(peer);

@@ -339,8 +339,17 @@ final class EngineLoop {
         // The channels are bound (so any earlier process on this port is gone) and read nothing yet:
         // the engine's incarnation starts now. Reads start after this, on the loop, which sees it.
         engine.startReceiving(System.nanoTime());
+    }
+
+    /**
+     * Starts reading this loop's sockets, once the whole socket is open (its request factory
+     * works): the channels were bound with auto-read off. The loop's own reads past Netty's
+     * ({@link #readAsLoop}, a busy-polling loop's looks) start here too, so that they never read
+     * before Netty would; auto-read stays on from here where they exist (only the busy-polling
+     * path without a waiter's epoll instance pauses it, {@link #yieldToSpinningCaller}).
+     */
+    void startReading() {
         if (waiterEpoll != null) {
-            // Last (a loop reads as soon as it sees these): the engine receives now.
             for (int i = 0; i < socketFds.length; i++) {
                 int s = i;
                 takeover.readFirst(socketFds[i], () -> readAsLoop(s));
@@ -349,6 +358,9 @@ final class EngineLoop {
                 // Volatile: a busy-polling loop spins already.
                 this.spinEpoll = WaiterEpoll.watching(socketFds);
             }
+        }
+        for (Channel ch : channels) {
+            ch.config().setAutoRead(true);
         }
     }
 
@@ -827,7 +839,7 @@ final class EngineLoop {
             } else {
                 lock();
                 try {
-                    if (!closed && !receiveDrain.holding() && liveRpcs() <= LOOP_READ_MAX_LIVE_RPCS && readsOpen()) {
+                    if (!closed && !receiveDrain.holding() && liveRpcs() <= LOOP_READ_MAX_LIVE_RPCS) {
                         readSockets(readable, null);
                         lookCovered = true;
                     }
@@ -872,7 +884,7 @@ final class EngineLoop {
         lock();
         try {
             if (closed || waiter != null || receiveDrain.holding() || liveRpcs() > LOOP_READ_MAX_LIVE_RPCS
-                    || engine.incomingBytes() > 0 || !readsOpen()) {
+                    || engine.incomingBytes() > 0) {
                 return false;
             }
             DatagramPacket p = reader.read(s);
@@ -898,23 +910,6 @@ final class EngineLoop {
         } finally {
             engineLock.unlock();
         }
-    }
-
-    /**
-     * Whether the socket reads at all: its channels are bound with auto-read off and switched on
-     * once the whole socket is open ({@link EngineLoops}), so that no request reaches the socket's
-     * request factory before it exists (a direct read that ignored this dispatched a request
-     * into a half-built socket: a NullPointerException and a lost request, seen in CI), and auto-read
-     * is off again while reads are paused. The loop's own reads, past Netty's, honour it as
-     * Netty's do.
-     */
-    private boolean readsOpen() {
-        for (Channel ch : channels) {
-            if (!ch.config().isAutoRead()) {
-                return false;
-            }
-        }
-        return true;
     }
 
     /**

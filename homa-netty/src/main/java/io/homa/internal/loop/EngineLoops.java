@@ -115,21 +115,28 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
     }
 
     /**
-     * Opens the shell of socket number {@code serial}: binds its port and starts reading.
+     * The shell of socket number {@code serial}, not yet bound ({@link #open}): its owner keeps it
+     * before any request can reach {@code requests}, which may ask it back.
+     */
+    public static EngineLoops create(ShellConfig config, int serial, InboundRequest.Factory requests,
+                                     CallObserver observer) {
+        return new EngineLoops(config, serial, requests, observer);
+    }
+
+    /**
+     * Binds the port and starts reading (once, on the creating thread); closes the shell if that
+     * fails.
      *
      * @throws RuntimeException the API's IO_ERROR if the port cannot be bound
      */
-    public static EngineLoops open(ShellConfig config, int serial, InboundRequest.Factory requests,
-                                   CallObserver observer) {
-        EngineLoops s = new EngineLoops(config, serial, requests, observer);
+    public void open() {
         try {
-            s.bind();
+            bind();
         } catch (RuntimeException e) {
-            s.close();
+            close();
             throw e;
         }
-        JfrEvents.opened(s);
-        return s;
+        JfrEvents.opened(this);
     }
 
     /** Creates the engines, binds every channel on the one port, and starts reading. */
@@ -170,10 +177,8 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
                     transport.gro ? GRO_DATAGRAM_BYTES
                             : config.engine().maxDatagram() + (config.secured() ? io.homa.core.psp.PspFormat.OVERHEAD : 0));
         }
-        for (Channel[] chs : channels) {
-            for (Channel ch : chs) {
-                ch.config().setAutoRead(true);
-            }
+        for (EngineLoop loop : loops) { // last: a loop reads as soon as its channels do
+            loop.startReading();
         }
         log.debug("Homa socket {} open on {} ({}, {} event loop(s), {} socket(s) per loop, gso={}, gro={},"
                         + " receive batch {})", serial, localAddress, transport.name(), loops.length,
