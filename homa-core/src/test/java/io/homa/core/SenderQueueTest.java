@@ -323,4 +323,62 @@ class SenderQueueTest {
         }
         assertEquals(expected.size(), got.size());
     }
+
+    /**
+     * Random offers, removals, rotations and sends from the head (the one change of a key the
+     * engine makes) against a model: the head is always the first sendable queued message in
+     * SRPT (or FIFO) order, as if the whole queue were sorted again after every step.
+     */
+    @Property(tries = 300)
+    void property_headMatchesModelThroughOffersRemovalsAndSends(
+            @ForAll @Size(min = 1, max = 200) List<@IntRange(min = 0, max = 3) Integer> ops,
+            @ForAll @Size(min = 1, max = 200) List<@IntRange(min = 0, max = 19) Integer> picks,
+            @ForAll @Size(min = 20, max = 20) List<@IntRange(min = 0, max = 6) Integer> sizes,
+            @ForAll boolean fifo) {
+        SenderQueue q = new SenderQueue(fifo);
+        List<OutgoingMessage> pool = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            // Few distinct lengths: ties on remaining bytes, broken by seq (not in pool order).
+            pool.add(message(sizes.get(i) * 1000, (i * 7L) % 20));
+        }
+        Comparator<OutgoingMessage> order = fifo
+                ? Comparator.comparingLong(m -> m.seq)
+                : Comparator.<OutgoingMessage>comparingInt(OutgoingMessage::remaining).thenComparingLong(m -> m.seq);
+        java.util.Set<OutgoingMessage> queued = new java.util.HashSet<>();
+        for (int step = 0; step < ops.size(); step++) {
+            OutgoingMessage pick = pool.get(picks.get(step % picks.size()));
+            switch (ops.get(step)) {
+                case 0 -> {
+                    q.offer(pick);
+                    if (pick.sendable()) {
+                        queued.add(pick);
+                    }
+                }
+                case 1 -> {
+                    OutgoingMessage head = q.peek();
+                    q.pollHead();
+                    queued.remove(head);
+                }
+                case 2 -> {
+                    q.remove(pick);
+                    queued.remove(pick);
+                }
+                default -> {
+                    OutgoingMessage head = q.peek();
+                    if (head != null) {
+                        head.sent = Math.min(head.length, head.sent + 700);
+                    }
+                }
+            }
+            queued.removeIf(m -> !m.sendable());
+            OutgoingMessage expected = queued.stream().min(order).orElse(null);
+            OutgoingMessage got = q.peek();
+            if (expected == null) {
+                assertNull(got, "step " + step);
+            } else {
+                assertEquals(0, order.compare(expected, got), "step " + step);
+                assertTrue(queued.contains(got), "step " + step);
+            }
+        }
+    }
 }
