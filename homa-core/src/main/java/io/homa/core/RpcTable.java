@@ -67,8 +67,6 @@ final class RpcTable {
     private final ArrayDeque<Rpc> spareRpcs = new ArrayDeque<>();
     /** Incoming messages delivered or discarded, to be filled again (at most {@link #MAX_SPARE_MESSAGES}). */
     private final ArrayDeque<IncomingMessage> spareIncoming = new ArrayDeque<>();
-    /** The last tombstone expiry boxed: the RPCs that end within one tick share it. */
-    private Long lastExpiry;
 
     /**
      * @param randomSeed the secret of the client ids (see {@link HomaEngine#HomaEngine})
@@ -265,21 +263,13 @@ final class RpcTable {
                     keep = Math.max(keep, cfg.timeoutTicks);
                 }
                 if (keep > 0) {
-                    peer.tombstones.add(rpc.clientId(), boxed(clock.tick() + keep));
+                    peer.tombstones.add(rpc.clientId(), clock.tick() + keep);
                 }
             }
         }
         rpc.state = Rpc.State.DEAD;
         wheel.remove(rpc);
         grants.schedule(control); // freed budget may unblock needy messages
-    }
-
-    /** {@code expiry} as a Long, the one of the last tombstone if equal (no box per RPC). */
-    private Long boxed(long expiry) {
-        if (lastExpiry == null || lastExpiry != expiry) {
-            lastExpiry = expiry;
-        }
-        return lastExpiry;
     }
 
     /** Delivers the RPC's complete incoming message: forgotten ({@link #releaseIncoming}), and handed over. */

@@ -76,4 +76,40 @@ class TombstonesTest {
             assertTrue(t.contains(k));
         }
     }
+
+    /**
+     * Ids from a small range (so ids come back, and probe runs cluster and shift back on removal),
+     * of any sign, with spans that put expiries out of order: every id is known exactly while
+     * its latest expiry (or a later one ahead of it in the ring) has not passed, and the table
+     * never forgets one early nor keeps one it need not.
+     */
+    @Test
+    void matchesAModelWithRecurringIdsAndExpiriesOutOfOrder() {
+        Tombstones t = new Tombstones();
+        Map<Long, Long> latest = new HashMap<>();
+        SplittableRandom random = new SplittableRandom(65);
+        java.util.ArrayDeque<long[]> ring = new java.util.ArrayDeque<>();
+        for (long tick = 0; tick < 3_000; tick++) {
+            int n = random.nextInt(40);
+            for (int i = 0; i < n; i++) {
+                long id = random.nextLong(-300, 300) * 0x1_0000_0001L; // spread and signed, few distinct
+                long expiry = tick + 1 + random.nextInt(30);
+                t.add(id, expiry);
+                latest.put(id, expiry);
+                ring.add(new long[] {id, expiry});
+            }
+            t.expire(tick);
+            while (!ring.isEmpty() && ring.peek()[1] <= tick) {
+                long[] e = ring.poll();
+                if (latest.containsKey(e[0]) && latest.get(e[0]) <= tick) {
+                    latest.remove(e[0]);
+                }
+            }
+            assertEquals(latest.size(), t.size(), "at tick " + tick);
+            for (long k = -300; k < 300; k++) {
+                long id = k * 0x1_0000_0001L;
+                assertEquals(latest.containsKey(id), t.contains(id), "id " + id + " at tick " + tick);
+            }
+        }
+    }
 }
