@@ -359,17 +359,20 @@ final class EngineLoop {
      */
     void startReading() {
         if (waiterEpoll != null) {
+            // Before auto-read: these run only once Netty reports a socket readable, which it
+            // does only from then on.
             for (int i = 0; i < socketFds.length; i++) {
                 int s = i;
                 takeover.readFirst(socketFds[i], () -> readAsLoop(s));
             }
-            if (socket.config.busyPoll()) {
-                // Volatile: a busy-polling loop spins already.
-                this.spinEpoll = WaiterEpoll.watching(socketFds);
-            }
         }
         for (Channel ch : channels) {
             ch.config().setAutoRead(true);
+        }
+        if (waiterEpoll != null && socket.config.busyPoll()) {
+            // After auto-read (a busy-polling loop spins already and looks as soon as it sees
+            // this; volatile).
+            this.spinEpoll = WaiterEpoll.watching(socketFds);
         }
     }
 
