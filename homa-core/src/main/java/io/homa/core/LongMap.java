@@ -32,7 +32,8 @@ final class LongMap<V> {
         return size == 0;
     }
 
-    private static int hash(long key) {
+    /** The spread of {@code key} over a power-of-two table (mask the low bits); also {@link Tombstones}'. */
+    static int hash(long key) {
         long h = key * 0x9E3779B97F4A7C15L;
         return (int) (h ^ (h >>> 32));
     }

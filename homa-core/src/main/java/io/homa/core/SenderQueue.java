@@ -92,7 +92,9 @@ final class SenderQueue {
     }
 
     private void removeAt(int i) {
-        refreshHead();
+        if (i != 0) { // the moved entry may rise to the head's place: compare with its key as it is now
+            refreshHead();
+        }
         items[i].queued = false;
         int last = --size;
         OutgoingMessage moved = items[last];

@@ -77,8 +77,7 @@ final class Tombstones {
     }
 
     private int home(long id) {
-        long h = id * 0x9E3779B97F4A7C15L;
-        return (int) (h ^ (h >>> 32)) & mask;
+        return LongMap.hash(id) & mask;
     }
 
     /** The slot holding {@code id}, or -1. */

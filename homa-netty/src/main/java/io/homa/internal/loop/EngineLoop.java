@@ -112,7 +112,7 @@ final class EngineLoop {
      * preempted, often by the spinner's own wake-up on two cores, and then spinning only keeps
      * it from a core.
      */
-    static final long LOCK_SPIN_NANOS = 5_000;
+    private static final long LOCK_SPIN_NANOS = 5_000;
     /** Spins between two looks at the clock while spinning for the lock. */
     private static final int SPINS_PER_CLOCK_LOOK = 32;
     /** Datagrams a waiting caller reads from one socket per look; the loop reads whatever it leaves. */
