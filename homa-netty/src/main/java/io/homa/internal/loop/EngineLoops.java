@@ -103,15 +103,17 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
         this.observer = observer;
         this.transport = new Transport(config);
         this.loops = new EngineLoop[config.eventLoops()];
-        this.group = transport.newGroup(loops.length, serial, loopThreads, this::busyChoice);
-        this.dispatcher = Dispatcher.create(config, serial);
-        this.peers = config.tcpFallback() ? new PeerPaths(config, tcpCounters) : null;
-        this.tcpServer = config.tcpFallback() ? new TcpServer(config, this, dispatcher, tcpCounters) : null;
         this.keyExchange = config.tls() == null ? null : new io.homa.internal.tls.KeyExchange(config.tls(),
                 config.security(), loops.length, tcpCounters, config.failures());
+        this.dispatcher = Dispatcher.create(config, serial); // its threads start with its first task
+        this.peers = config.tcpFallback() ? new PeerPaths(config, tcpCounters) : null;
+        this.tcpServer = config.tcpFallback() ? new TcpServer(config, this, dispatcher, tcpCounters) : null;
         if (keyExchange != null && tcpServer != null) { // the fallback's calls come over TLS, through its listener
             keyExchange.serveFallbackWith(tcpServer::serveTls);
         }
+        // Last: the group holds file descriptors (each loop's epoll instance) from here on, and
+        // only close() gives them back; whatever may refuse the configuration above holds none.
+        this.group = transport.newGroup(loops.length, serial, loopThreads, this::busyChoice);
     }
 
     /**
@@ -125,15 +127,20 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
 
     /**
      * Binds the port and starts reading (once, on the creating thread); closes the shell if that
-     * fails.
+     * fails, whatever the failure (an {@code Error} too: the event loops and their file
+     * descriptors are given back either way).
      *
      * @throws RuntimeException the API's IO_ERROR if the port cannot be bound
      */
     public void open() {
         try {
             bind();
-        } catch (RuntimeException e) {
-            close();
+        } catch (Throwable e) {
+            try {
+                close();
+            } catch (Throwable inClose) {
+                e.addSuppressed(inClose);
+            }
             throw e;
         }
         JfrEvents.opened(this);
