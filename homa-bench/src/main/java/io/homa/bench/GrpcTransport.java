@@ -38,9 +38,11 @@ import java.util.logging.Logger;
  *
  * {@code grpc-default} and {@code grpc-homa-default} are the same two with grpc-java's default
  * executors on both sides (the service and the client's callbacks on grpc-java's shared cached
- * pool), which is what most services run. {@code grpc-homa-inline} (on request) is
- * {@code grpc-homa} with the sockets' inline execution, so that the service and the client's
- * callbacks run on the sockets' event loops as grpc-netty's do under {@code directExecutor()}.
+ * pool), which is what most services run. Under {@code directExecutor()} homa-grpc runs the
+ * client's callbacks on its socket's event loop, as grpc-netty does, and the service on the
+ * server socket's handler executor (a method may block); {@code grpc-homa-inline} (on request) is
+ * {@code grpc-homa} with the server socket's inline execution too, so that the service runs on
+ * its event loop as grpc-netty's does under {@code directExecutor()}.
  *
  * <p>Like the other baselines, the server has one event loop thread and runs the echo on it
  * ({@code directExecutor}), and each client has its own event loop thread on which its futures

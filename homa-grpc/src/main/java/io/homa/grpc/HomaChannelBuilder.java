@@ -1,6 +1,5 @@
 package io.homa.grpc;
 
-import com.google.common.util.concurrent.MoreExecutors;
 import io.grpc.ForwardingChannelBuilder2;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.internal.GrpcUtil;
@@ -45,13 +44,16 @@ import java.util.concurrent.Executor;
  * gRPC channel. Your listeners and stubs' callbacks run on the channel's executor, as with any
  * transport. With grpc-java's executor (the default) the transport's own work (decoding the
  * server's answer and queueing your callback) runs on the Homa socket's event loop: one thread
- * hand-off per call. With {@code directExecutor()} your callbacks run on the socket's handler
- * executor, or on its event loop if the {@code homaConfig} asks for inline execution (then they
- * must never block); a {@code homaConfig} that names an executor keeps it. docs/grpc.md counts
- * the hand-offs. A message is drained from the marshaller's stream into one pooled buffer that
- * the socket sends and releases, and an answer reaches the marshaller as a stream over the memory
- * Homa received it in ({@code KnownLength}, {@code HasByteBuffer}, {@code Detachable}; grpc-java
- * closes it after parsing, which releases it): no buffer of yours passes to the transport.
+ * hand-off per call. With {@code directExecutor()} your callbacks run on that event loop, as
+ * grpc-netty runs them on its own, with no hand-off: they must never block (a blocking callback
+ * stops the channel's reads and sends), and a blocking stub called from one waits, until its
+ * deadline if it has one, for an answer the loop cannot read. A {@code homaConfig} that names an
+ * executor keeps it: the socket then runs your callbacks there, one hand-off more, where they may
+ * block. docs/grpc.md counts the hand-offs. A message is drained from the marshaller's stream
+ * into one pooled buffer that the socket sends and releases, and an answer reaches the
+ * marshaller as a stream over the memory Homa received it in ({@code KnownLength},
+ * {@code HasByteBuffer}, {@code Detachable}; grpc-java closes it after parsing, which releases
+ * it): no buffer of yours passes to the transport.
  *
  * <p><b>Failures.</b> A call fails with a gRPC {@link io.grpc.Status} (docs/grpc.md has the table):
  * a silent or vanished server gives UNAVAILABLE, a passed deadline DEADLINE_EXCEEDED, a message
@@ -65,12 +67,10 @@ public final class HomaChannelBuilder extends ForwardingChannelBuilder2<HomaChan
     /** From the channel's credentials; null for plaintext. */
     private HomaSecurity security;
     private int maxInboundMessageSize = GrpcUtil.DEFAULT_MAX_MESSAGE_SIZE;
-    /** Callbacks run on the transport's thread ({@code directExecutor()}). */
-    private boolean directExecutor;
 
     private HomaChannelBuilder(String target) {
         delegate = new ManagedChannelImplBuilder(target,
-                () -> new HomaTransportFactory(SocketThreads.forGrpcExecutor(securedConfig(), directExecutor),
+                () -> new HomaTransportFactory(SocketThreads.forChannel(securedConfig()),
                         maxInboundMessageSize),
                 () -> GrpcUtil.DEFAULT_PORT_PLAINTEXT);
     }
@@ -155,20 +155,17 @@ public final class HomaChannelBuilder extends ForwardingChannelBuilder2<HomaChan
     }
 
     /**
-     * Callbacks run on the thread that completes the Homa call: the socket's handler executor, or
-     * its event loop if the configuration asks for {@linkplain HomaConfig.Builder#inlineExecution
-     * inline execution} (then they must never block).
+     * Callbacks run on the thread that completes the call: the socket's event loop (they must
+     * never block), or the executor the {@code homaConfig} names.
      */
     @Override
     public HomaChannelBuilder directExecutor() {
-        directExecutor = true;
         return super.directExecutor();
     }
 
-    /** Callbacks run on {@code executor}; grpc-java's direct executor counts as {@link #directExecutor()}. */
+    /** Callbacks run on {@code executor}, as with any transport. */
     @Override
     public HomaChannelBuilder executor(Executor executor) {
-        directExecutor = executor == MoreExecutors.directExecutor();
         return super.executor(executor);
     }
 

@@ -131,7 +131,7 @@ public final class HomaServerBuilder extends ForwardingServerBuilder<HomaServerB
         if (security != null) {
             config = config.toBuilder().security(security).build();
         }
-        return SocketThreads.forGrpcExecutor(config, directExecutor);
+        return SocketThreads.forServer(config, directExecutor);
     }
 
     /** The largest message the server accepts (default 4 MiB); a larger one cancels its call with RESOURCE_EXHAUSTED. */

@@ -100,10 +100,22 @@ class HandOffTest {
     }
 
     @Test
-    void directExecutorsRunServiceAndCallbackOnTheHandlerExecutors() throws Exception {
+    void directExecutorsRunTheServiceOnTheHandlerExecutorAndTheCallbackOnTheEventLoop() throws Exception {
         Threads t = oneCall(server().directExecutor(), true, Transport.loopback());
         assertOn("homa-exec-", t.service(), "the service method (it may block there)");
-        assertOn("homa-exec-", t.callback(), "the client callback (it may block there)");
+        assertOn("homa-io-", t.callback(), "the client callback (grpc-java's transport thread, as grpc-netty's)");
+    }
+
+    @Test
+    void aChannelConfigurationThatNamesAnExecutorRunsTheCallbackThere() throws Exception {
+        java.util.concurrent.ExecutorService mine = java.util.concurrent.Executors.newSingleThreadExecutor(
+                r -> new Thread(r, "mine-callbacks"));
+        try {
+            Threads t = oneCall(server().directExecutor(), true, Transport.loopback().toBuilder().executor(mine).build());
+            assertOn("mine-callbacks", t.callback(), "the client callback");
+        } finally {
+            mine.shutdownNow();
+        }
     }
 
     @Test
