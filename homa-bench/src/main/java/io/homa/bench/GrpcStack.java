@@ -45,8 +45,9 @@ enum GrpcStack {
     /**
      * homa-grpc: each unary call one Homa RPC. The sockets have their own event loops (the group is
      * unused); they bind the loopback address so that the MTU, hence the segment size, is
-     * loopback's, as for {@link HomaTransport}. With {@code direct}, the service and the callbacks
-     * run on the sockets' handler executors (homa-grpc's default: they may block).
+     * loopback's, as for {@link HomaTransport}. With {@code direct}, the service runs on the server
+     * socket's handler executor (homa-grpc's default: it may block) and the callbacks on the
+     * client socket's event loop.
      */
     HOMA(false),
     /**

@@ -45,8 +45,9 @@ import java.util.concurrent.Executor;
  * transport. With grpc-java's executor (the default) the transport's own work (decoding the
  * server's answer and queueing your callback) runs on the Homa socket's event loop: one thread
  * hand-off per call. With {@code directExecutor()} your callbacks run on that event loop, as
- * grpc-netty runs them on its own, with no hand-off: they must never block (a blocking callback
- * stops the channel's reads and sends), and a blocking stub called from one waits, until its
+ * grpc-netty runs them on its own, with no hand-off (or, rarely, on a thread of yours that is
+ * sending on the channel at that moment and finds them due: a caller's turn, docs/netty.md): they
+ * must never block (a blocking callback stops the channel's reads and sends), and a blocking stub called from one waits, until its
  * deadline if it has one, for an answer the loop cannot read. A {@code homaConfig} that names an
  * executor keeps it: the socket then runs your callbacks there, one hand-off more, where they may
  * block. docs/grpc.md counts the hand-offs. A message is drained from the marshaller's stream
@@ -155,8 +156,9 @@ public final class HomaChannelBuilder extends ForwardingChannelBuilder2<HomaChan
     }
 
     /**
-     * Callbacks run on the thread that completes the call: the socket's event loop (they must
-     * never block), or the executor the {@code homaConfig} names.
+     * Callbacks run on the thread that completes the call: the socket's event loop, or rarely a
+     * thread of yours sending on the channel at that moment (they must never block), or the
+     * executor the {@code homaConfig} names.
      */
     @Override
     public HomaChannelBuilder directExecutor() {

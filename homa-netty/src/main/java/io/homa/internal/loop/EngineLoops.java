@@ -139,7 +139,9 @@ public final class EngineLoops implements TcpServer.Host, JfrEvents.Sampled {
             try {
                 close();
             } catch (Throwable inClose) {
-                e.addSuppressed(inClose);
+                if (inClose != e) { // the JVM may throw one preallocated OutOfMemoryError twice
+                    e.addSuppressed(inClose);
+                }
             }
             throw e;
         }
