@@ -8,10 +8,10 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.homa.HomaConfig;
 
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
 import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The transports the same gRPC tests run over: Homa, and grpc-netty (HTTP/2) for comparison. */
 enum Transport {
@@ -26,13 +26,41 @@ enum Transport {
             channel.shutdownNow();
             server.shutdownNow();
             try {
-                assertTrue(channel.awaitTermination(10, TimeUnit.SECONDS), "channel terminated");
-                assertTrue(server.awaitTermination(10, TimeUnit.SECONDS), "server terminated");
+                if (!channel.awaitTermination(10, TimeUnit.SECONDS)) {
+                    throw new AssertionError("channel not terminated 10 s after shutdownNow: " + channel
+                            + "\n" + threadDump());
+                }
+                if (!server.awaitTermination(10, TimeUnit.SECONDS)) {
+                    throw new AssertionError("server not terminated 10 s after shutdownNow: " + server
+                            + "\n" + threadDump());
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new AssertionError("interrupted while closing", e);
             }
         }
+    }
+
+    /**
+     * Every thread's state, held locks and whole stack: what a close that never finished waited
+     * for (a failure seen once on JDK 25, 2026-12-07, not reproduced since).
+     */
+    static String threadDump() {
+        StringBuilder out = new StringBuilder("threads:\n");
+        for (ThreadInfo t : ManagementFactory.getThreadMXBean().dumpAllThreads(true, true)) {
+            out.append('"').append(t.getThreadName()).append("\" ").append(t.getThreadState());
+            if (t.getLockName() != null) {
+                out.append(" on ").append(t.getLockName());
+            }
+            if (t.getLockOwnerName() != null) {
+                out.append(" owned by \"").append(t.getLockOwnerName()).append('"');
+            }
+            out.append('\n');
+            for (StackTraceElement e : t.getStackTrace()) {
+                out.append("    at ").append(e).append('\n');
+            }
+        }
+        return out.toString();
     }
 
     Pair start(ServerServiceDefinition service, int maxMessage) throws IOException {
