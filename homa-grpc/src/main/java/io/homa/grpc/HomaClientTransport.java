@@ -48,6 +48,8 @@ final class HomaClientTransport implements ConnectionClientTransport {
     private Listener listener;
     private int inUse;
     private Status shutdownStatus;
+    /** Whether gRPC has heard {@code transportShutdown} (see {@link #shutdown(Status, SimpleDisconnectError)}). */
+    private boolean shutdownTold;
     private boolean terminated;
 
     HomaClientTransport(HomaTransportFactory factory, InetSocketAddress server, String authority,
@@ -170,7 +172,7 @@ final class HomaClientTransport implements ConnectionClientTransport {
             if (stream.countsForInUse() && --inUse == 0) {
                 notInUse = true;
             }
-            terminate = shutdownStatus != null && streams.isEmpty() && !terminated;
+            terminate = shutdownTold && streams.isEmpty() && !terminated;
             terminated |= terminate;
         }
         if (notInUse) {
@@ -201,17 +203,27 @@ final class HomaClientTransport implements ConnectionClientTransport {
         shutdown(reason, SimpleDisconnectError.SUBCHANNEL_SHUTDOWN);
     }
 
+    /**
+     * Refuses new streams from now on, tells gRPC, then tells it the transport terminated if no
+     * stream is left. gRPC must hear {@code transportShutdown} before {@code transportTerminated}
+     * (its subchannel checks, and a transport terminated out of order is never forgotten, so the
+     * channel never terminates): the last stream's end, on another thread, may come while it hears
+     * the first, so only after it does the transport terminate, here or in {@link #unregister}.
+     */
     private void shutdown(Status reason, SimpleDisconnectError why) {
-        boolean terminate;
         synchronized (this) {
             if (shutdownStatus != null) {
                 return;
             }
             shutdownStatus = reason;
-            terminate = streams.isEmpty();
-            terminated |= terminate;
         }
         listener.transportShutdown(reason, why);
+        boolean terminate;
+        synchronized (this) {
+            shutdownTold = true;
+            terminate = streams.isEmpty() && !terminated;
+            terminated |= terminate;
+        }
         if (terminate) {
             listener.transportTerminated();
         }

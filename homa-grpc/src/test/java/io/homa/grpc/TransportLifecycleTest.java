@@ -1,0 +1,120 @@
+package io.homa.grpc;
+
+import io.grpc.CallOptions;
+import io.grpc.ClientStreamTracer;
+import io.grpc.Metadata;
+import io.grpc.Server;
+import io.grpc.Status;
+import io.grpc.internal.ClientStream;
+import io.grpc.internal.ClientStreamListener;
+import io.grpc.internal.ClientTransportFactory;
+import io.grpc.internal.ConnectionClientTransport;
+import io.grpc.internal.DisconnectError;
+import io.grpc.internal.ManagedClientTransport;
+import io.grpc.testing.protobuf.SimpleServiceGrpc;
+import org.junit.jupiter.api.Test;
+
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The order in which a client transport tells grpc-java that it shut down and that it terminated.
+ * grpc-java's subchannel must hear {@code transportShutdown} first: a transport that terminated
+ * before is never taken out of the subchannel, and the channel then never terminates.
+ */
+class TransportLifecycleTest {
+    /** Records what the transport tells grpc-java; holds {@code transportShutdown} until released. */
+    private static final class Listener implements ManagedClientTransport.Listener {
+        final List<String> events = new CopyOnWriteArrayList<>();
+        final CountDownLatch ready = new CountDownLatch(1);
+        final CountDownLatch inShutdown = new CountDownLatch(1);
+        final CountDownLatch releaseShutdown = new CountDownLatch(1);
+        final CountDownLatch terminated = new CountDownLatch(1);
+
+        @Override
+        public void transportShutdown(Status s, DisconnectError e) {
+            events.add("shutdown begins");
+            inShutdown.countDown();
+            try {
+                assertTrue(releaseShutdown.await(30, TimeUnit.SECONDS));
+            } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+            }
+            events.add("shutdown ends");
+        }
+
+        @Override
+        public void transportTerminated() {
+            events.add("terminated");
+            terminated.countDown();
+        }
+
+        @Override
+        public void transportReady() {
+            ready.countDown();
+        }
+
+        @Override
+        public void transportInUse(boolean inUse) {
+        }
+    }
+
+    @Test
+    void theLastStreamEndingWhileGrpcHearsOfTheShutdownTerminatesTheTransportAfterIt() throws Exception {
+        Server server = HomaServerBuilder.forAddress(new InetSocketAddress(Transport.HOST, 0)).build().start();
+        HomaTransportFactory factory = new HomaTransportFactory(Transport.loopback(), 4 << 20);
+        try {
+            ConnectionClientTransport transport = factory.newClientTransport(
+                    new InetSocketAddress(Transport.HOST, server.getPort()),
+                    new ClientTransportFactory.ClientTransportOptions(), null);
+            Listener listener = new Listener();
+            assertEquals(null, transport.start(listener));
+            assertTrue(listener.ready.await(30, TimeUnit.SECONDS), "the transport's ping was answered");
+            ClientStream stream = transport.newStream(SimpleServiceGrpc.getUnaryRpcMethod(), new Metadata(),
+                    CallOptions.DEFAULT, new ClientStreamTracer[0]);
+            stream.start(new ClientStreamListener() { // a unary stream: nothing is sent before its message
+                @Override
+                public void messagesAvailable(MessageProducer producer) {
+                    for (InputStream m; (m = producer.next()) != null; ) {
+                        try {
+                            m.close();
+                        } catch (java.io.IOException ignored) {
+                            // nothing held
+                        }
+                    }
+                }
+
+                @Override
+                public void onReady() {
+                }
+
+                @Override
+                public void headersRead(Metadata headers) {
+                }
+
+                @Override
+                public void closed(Status status, RpcProgress progress, Metadata trailers) {
+                }
+            });
+            Thread shuttingDown = new Thread(() -> transport.shutdown(Status.UNAVAILABLE.withDescription("test")));
+            shuttingDown.start();
+            assertTrue(listener.inShutdown.await(30, TimeUnit.SECONDS));
+            stream.cancel(Status.CANCELLED); // the last stream ends while grpc-java hears of the shutdown
+            listener.releaseShutdown.countDown();
+            shuttingDown.join(30_000);
+            assertTrue(listener.terminated.await(30, TimeUnit.SECONDS), "terminated: " + listener.events);
+            assertEquals(List.of("shutdown begins", "shutdown ends", "terminated"), listener.events);
+        } finally {
+            factory.close();
+            server.shutdownNow();
+            assertTrue(server.awaitTermination(10, TimeUnit.SECONDS));
+        }
+    }
+}
