@@ -43,7 +43,8 @@ enum Transport {
 
     /**
      * Every thread's state, held locks and whole stack: what a close that never finished waited
-     * for (a failure seen once on JDK 25, 2026-12-07, not reproduced since).
+     * for (a channel that never terminated was seen once, 2026-12-07; TransportLifecycleTest has
+     * the cause found then).
      */
     static String threadDump() {
         StringBuilder out = new StringBuilder("threads:\n");
