@@ -47,10 +47,10 @@ import java.util.concurrent.Executor;
  * hand-off per call. With {@code directExecutor()} your callbacks run on that event loop, as
  * grpc-netty runs them on its own, with no hand-off (or, rarely, on a thread of yours that is
  * sending on the channel at that moment and finds them due: a caller's turn, docs/netty.md): they
- * must never block (a blocking callback stops the channel's reads and sends), and a blocking stub called from one waits, until its
- * deadline if it has one, for an answer the loop cannot read. A {@code homaConfig} that names an
- * executor keeps it: the socket then runs your callbacks there, one hand-off more, where they may
- * block. docs/grpc.md counts the hand-offs. A message is drained from the marshaller's stream
+ * must never block (a blocking callback stops the channel's reads and sends), and a blocking stub
+ * called from one waits, until its deadline if it has one, for an answer the loop cannot read. A
+ * {@code homaConfig} that names an executor keeps it: the socket then runs your callbacks there,
+ * one hand-off more, where they may block. docs/grpc.md counts the hand-offs. A message is drained from the marshaller's stream
  * into one pooled buffer that the socket sends and releases, and an answer reaches the
  * marshaller as a stream over the memory Homa received it in ({@code KnownLength},
  * {@code HasByteBuffer}, {@code Detachable}; grpc-java closes it after parsing, which releases
