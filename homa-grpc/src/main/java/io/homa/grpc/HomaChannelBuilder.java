@@ -50,11 +50,11 @@ import java.util.concurrent.Executor;
  * must never block (a blocking callback stops the channel's reads and sends), and a blocking stub
  * called from one waits, until its deadline if it has one, for an answer the loop cannot read. A
  * {@code homaConfig} that names an executor keeps it: the socket then runs your callbacks there,
- * one hand-off more, where they may block. docs/grpc.md counts the hand-offs. A message is drained from the marshaller's stream
- * into one pooled buffer that the socket sends and releases, and an answer reaches the
- * marshaller as a stream over the memory Homa received it in ({@code KnownLength},
- * {@code HasByteBuffer}, {@code Detachable}; grpc-java closes it after parsing, which releases
- * it): no buffer of yours passes to the transport.
+ * one hand-off more, where they may block. docs/grpc.md counts the hand-offs. A message is
+ * drained from the marshaller's stream into one pooled buffer that the socket sends and releases,
+ * and an answer reaches the marshaller as a stream over the memory Homa received it in
+ * ({@code KnownLength}, {@code HasByteBuffer}, {@code Detachable}; grpc-java closes it after
+ * parsing, which releases it): no buffer of yours passes to the transport.
  *
  * <p><b>Failures.</b> A call fails with a gRPC {@link io.grpc.Status} (docs/grpc.md has the table):
  * a silent or vanished server gives UNAVAILABLE, a passed deadline DEADLINE_EXCEEDED, a message
