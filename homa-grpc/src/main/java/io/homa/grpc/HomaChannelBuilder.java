@@ -11,8 +11,6 @@ import io.grpc.ChannelCredentials;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.TlsChannelCredentials;
 
-import java.util.concurrent.Executor;
-
 /**
  * Builds a gRPC {@link io.grpc.ManagedChannel} whose calls travel over Homa instead of HTTP/2:
  *
@@ -153,22 +151,6 @@ public final class HomaChannelBuilder extends ForwardingChannelBuilder2<HomaChan
         }
         this.maxInboundMessageSize = bytes;
         return this;
-    }
-
-    /**
-     * Callbacks run on the thread that completes the call: the socket's event loop, or rarely a
-     * thread of yours sending on the channel at that moment (they must never block), or the
-     * executor the {@code homaConfig} names.
-     */
-    @Override
-    public HomaChannelBuilder directExecutor() {
-        return super.directExecutor();
-    }
-
-    /** Callbacks run on {@code executor}, as with any transport. */
-    @Override
-    public HomaChannelBuilder executor(Executor executor) {
-        return super.executor(executor);
     }
 
     /** Plaintext: drops the security of any credentials given to the factory method. */
