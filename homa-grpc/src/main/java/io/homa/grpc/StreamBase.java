@@ -162,16 +162,34 @@ abstract class StreamBase implements Stream {
                 openCall = call;
             }
             call.whenComplete((reply, error) -> {
-                if (error != null) {
-                    if (type != Frame.CANCEL) {
-                        failedSend(type, error, timeout == NO_DEADLINE ? Frame.NO_TIMEOUT : timeout.toNanos());
+                try {
+                    if (error != null) {
+                        if (type != Frame.CANCEL) {
+                            failedSend(type, error, timeout == NO_DEADLINE ? Frame.NO_TIMEOUT : timeout.toNanos());
+                        }
+                    } else {
+                        onReply(type, reply);
                     }
-                } else {
-                    onReply(type, reply);
+                } catch (Throwable t) {
+                    // whenComplete's own future is never read: without this a bug here would
+                    // vanish and leave the stream open until its deadline.
+                    replyHandlingFailed(type, t);
                 }
             });
         } catch (RuntimeException e) { // a closed socket, a message over the Homa limit
             fail(Failures.toStatus(e, deadline()));
+        }
+    }
+
+    /** Handling the outcome of a frame of {@code type} threw {@code t} (a bug of ours): logged, and the stream ends. */
+    final void replyHandlingFailed(int type, Throwable t) {
+        log.error("stream {}: handling the reply to a {} frame from {} threw", id, Frame.typeName(type), peer(), t);
+        try {
+            fail(Status.INTERNAL.withDescription("the transport failed handling a " + Frame.typeName(type)
+                    + " frame's reply: " + t).withCause(t));
+        } catch (Throwable again) {
+            t.addSuppressed(again);
+            log.error("stream {}: ending it after that failed too", id, again);
         }
     }
 
