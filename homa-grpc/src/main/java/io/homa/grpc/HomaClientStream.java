@@ -114,6 +114,7 @@ final class HomaClientStream extends StreamBase implements ClientStream, Inbound
             }
         }
         afterLock();
+        transport.reportToListener(); // "in use", if this stream made it so
     }
 
     /** Queues OPEN with the credits granted so far; takes {@code message} (null if none) over. Lock held. */

@@ -12,6 +12,7 @@ import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.SecurityLevel;
 import io.grpc.Status;
+import io.grpc.SynchronizationContext;
 import io.grpc.internal.ClientStream;
 import io.grpc.internal.ClientStreamListener.RpcProgress;
 import io.grpc.internal.ConnectionClientTransport;
@@ -21,6 +22,8 @@ import io.grpc.internal.GrpcUtil;
 import io.grpc.internal.SimpleDisconnectError;
 import io.grpc.internal.StatsTraceContext;
 import io.netty.buffer.Unpooled;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -38,6 +41,8 @@ import java.util.concurrent.Executor;
  * own exchange of Homa RPCs through the channel's {@link ClientEndpoint}.
  */
 final class HomaClientTransport implements ConnectionClientTransport {
+    private static final Logger log = LoggerFactory.getLogger(HomaClientTransport.class);
+
     private final HomaTransportFactory factory;
     private final InetSocketAddress server;
     private final String authority;
@@ -48,9 +53,18 @@ final class HomaClientTransport implements ConnectionClientTransport {
     private Listener listener;
     private int inUse;
     private Status shutdownStatus;
-    /** Whether gRPC has heard {@code transportShutdown} (see {@link #shutdown(Status, SimpleDisconnectError)}). */
-    private boolean shutdownTold;
     private boolean terminated;
+    /**
+     * Where the calls into gRPC's {@link Listener} wait their turn. Each is queued under the
+     * transport's lock, with the change it reports, and run after the lock is released, one at a
+     * time: so gRPC hears every change in the order it happened (in use, then not; shut down, then
+     * terminated), whichever threads made them. Calling the listener straight after the lock
+     * could reorder two reports made on two threads: a subchannel told "not in use" before "in
+     * use" would stay in use for good, and one told "terminated" before "shut down" never
+     * terminates its channel.
+     */
+    private final SynchronizationContext listenerCalls = new SynchronizationContext(
+            (t, e) -> log.error("gRPC's transport listener threw", e));
 
     HomaClientTransport(HomaTransportFactory factory, InetSocketAddress server, String authority,
                         String userAgent, Attributes eagAttributes) {
@@ -98,8 +112,11 @@ final class HomaClientTransport implements ConnectionClientTransport {
                                 .set(GrpcAttributes.ATTR_SECURITY_LEVEL, SecurityLevel.PRIVACY_AND_INTEGRITY).build();
                     }
                     attributes = listener.filterTransport(attributes);
+                    if (shutdownStatus == null) { // shut down meanwhile: gRPC has heard the end already
+                        listenerCalls.executeLater(listener::transportReady);
+                    }
                 }
-                listener.transportReady();
+                listenerCalls.drain();
             } else {
                 Status s = Failures.toStatus(error, null)
                         .augmentDescription("no homa-grpc server answered at " + server);
@@ -141,9 +158,11 @@ final class HomaClientTransport implements ConnectionClientTransport {
         return new HomaClientStream(this, endpoint().newStreamId(), method, headers, callOptions, stats);
     }
 
-    /** A stream starts; false if the transport is shut down. */
+    /**
+     * A stream starts; false if the transport is shut down. Called under the stream's lock, so it
+     * only queues what gRPC is to hear: the stream calls {@link #reportToListener} after its lock.
+     */
     boolean register(HomaClientStream stream) {
-        boolean nowInUse = false;
         synchronized (this) {
             if (shutdownStatus != null) {
                 return false;
@@ -151,35 +170,37 @@ final class HomaClientTransport implements ConnectionClientTransport {
             streams.add(stream);
             endpoint().add(stream);
             if (stream.countsForInUse() && inUse++ == 0) {
-                nowInUse = true;
+                listenerCalls.executeLater(() -> listener.transportInUse(true));
             }
-        }
-        if (nowInUse) {
-            listener.transportInUse(true);
         }
         return true;
     }
 
+    /** Runs the listener calls queued so far (by this thread or others; any thread, no lock held). */
+    void reportToListener() {
+        listenerCalls.drain();
+    }
+
     /** A stream ended. */
     void unregister(HomaClientStream stream) {
-        boolean notInUse = false;
-        boolean terminate;
         synchronized (this) {
             if (!streams.remove(stream)) {
                 return;
             }
             endpoint().remove(stream);
             if (stream.countsForInUse() && --inUse == 0) {
-                notInUse = true;
+                listenerCalls.executeLater(() -> listener.transportInUse(false));
             }
-            terminate = shutdownTold && streams.isEmpty() && !terminated;
-            terminated |= terminate;
+            terminateIfDone();
         }
-        if (notInUse) {
-            listener.transportInUse(false);
-        }
-        if (terminate) {
-            listener.transportTerminated();
+        listenerCalls.drain();
+    }
+
+    /** Under the lock: once shut down with no stream left, queues {@code transportTerminated} (once). */
+    private void terminateIfDone() {
+        if (shutdownStatus != null && streams.isEmpty() && !terminated) {
+            terminated = true;
+            listenerCalls.executeLater(listener::transportTerminated);
         }
     }
 
@@ -204,11 +225,10 @@ final class HomaClientTransport implements ConnectionClientTransport {
     }
 
     /**
-     * Refuses new streams from now on, tells gRPC, then tells it the transport terminated if no
-     * stream is left. gRPC must hear {@code transportShutdown} before {@code transportTerminated}
-     * (its subchannel checks, and a transport terminated out of order is never forgotten, so the
-     * channel never terminates): the last stream's end, on another thread, may come while it hears
-     * the first, so only after it does the transport terminate, here or in {@link #unregister}.
+     * Refuses new streams from now on and tells gRPC; then, once no stream is left (now, or when
+     * the last ends in {@link #unregister}), that the transport terminated. Both reports go
+     * through {@link #listenerCalls}, so gRPC hears them in that order even when the last
+     * stream ends on another thread while it hears the first.
      */
     private void shutdown(Status reason, SimpleDisconnectError why) {
         synchronized (this) {
@@ -216,17 +236,10 @@ final class HomaClientTransport implements ConnectionClientTransport {
                 return;
             }
             shutdownStatus = reason;
+            listenerCalls.executeLater(() -> listener.transportShutdown(reason, why));
+            terminateIfDone();
         }
-        listener.transportShutdown(reason, why);
-        boolean terminate;
-        synchronized (this) {
-            shutdownTold = true;
-            terminate = streams.isEmpty() && !terminated;
-            terminated |= terminate;
-        }
-        if (terminate) {
-            listener.transportTerminated();
-        }
+        listenerCalls.drain();
     }
 
     @Override

@@ -25,9 +25,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The order in which a client transport tells grpc-java that it shut down and that it terminated.
- * grpc-java's subchannel must hear {@code transportShutdown} first: a transport that terminated
- * before is never taken out of the subchannel, and the channel then never terminates.
+ * The order in which a client transport tells grpc-java what happened to it. grpc-java's
+ * subchannel must hear {@code transportShutdown} before {@code transportTerminated} (a transport
+ * that terminated before is never taken out of the subchannel, and the channel then never
+ * terminates), and "in use" and "not in use" in the order they happened (else it may think an idle
+ * transport busy for good).
  */
 class TransportLifecycleTest {
     /** Records what the transport tells grpc-java; holds {@code transportShutdown} until released. */
@@ -66,6 +68,105 @@ class TransportLifecycleTest {
         }
     }
 
+    /** Records the in-use reports; holds the first "not in use" until released. */
+    private static final class InUseListener implements ManagedClientTransport.Listener {
+        final List<String> events = new CopyOnWriteArrayList<>();
+        final CountDownLatch ready = new CountDownLatch(1);
+        final CountDownLatch inNotInUse = new CountDownLatch(1);
+        final CountDownLatch releaseNotInUse = new CountDownLatch(1);
+        final CountDownLatch inUseAgain = new CountDownLatch(2);
+
+        @Override
+        public void transportInUse(boolean inUse) {
+            if (inUse) {
+                events.add("in use");
+                inUseAgain.countDown();
+            } else {
+                events.add("not in use begins");
+                inNotInUse.countDown();
+                try {
+                    assertTrue(releaseNotInUse.await(30, TimeUnit.SECONDS));
+                } catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                }
+                events.add("not in use ends");
+            }
+        }
+
+        @Override
+        public void transportShutdown(Status s, DisconnectError e) {
+        }
+
+        @Override
+        public void transportTerminated() {
+        }
+
+        @Override
+        public void transportReady() {
+            ready.countDown();
+        }
+    }
+
+    /** A stream that reads nothing and ignores its end. */
+    private static ClientStreamListener ignoring() {
+        return new ClientStreamListener() {
+            @Override
+            public void messagesAvailable(MessageProducer producer) {
+                for (InputStream m; (m = producer.next()) != null; ) {
+                    try {
+                        m.close();
+                    } catch (java.io.IOException ignored) {
+                        // nothing held
+                    }
+                }
+            }
+
+            @Override
+            public void onReady() {
+            }
+
+            @Override
+            public void headersRead(Metadata headers) {
+            }
+
+            @Override
+            public void closed(Status status, RpcProgress progress, Metadata trailers) {
+            }
+        };
+    }
+
+    @Test
+    void grpcHearsNotInUseAndInUseAgainInTheOrderTheyHappenedWhateverTheThreads() throws Exception {
+        Server server = HomaServerBuilder.forAddress(new InetSocketAddress(Transport.HOST, 0)).build().start();
+        HomaTransportFactory factory = new HomaTransportFactory(Transport.loopback(), 4 << 20);
+        try {
+            ConnectionClientTransport transport = factory.newClientTransport(
+                    new InetSocketAddress(Transport.HOST, server.getPort()),
+                    new ClientTransportFactory.ClientTransportOptions(), null);
+            InUseListener listener = new InUseListener();
+            assertEquals(null, transport.start(listener));
+            assertTrue(listener.ready.await(30, TimeUnit.SECONDS), "the transport's ping was answered");
+            ClientStream first = transport.newStream(SimpleServiceGrpc.getUnaryRpcMethod(), new Metadata(),
+                    CallOptions.DEFAULT, new ClientStreamTracer[0]);
+            first.start(ignoring()); // in use
+            Thread ending = new Thread(() -> first.cancel(Status.CANCELLED)); // not in use
+            ending.start();
+            assertTrue(listener.inNotInUse.await(30, TimeUnit.SECONDS));
+            ClientStream second = transport.newStream(SimpleServiceGrpc.getUnaryRpcMethod(), new Metadata(),
+                    CallOptions.DEFAULT, new ClientStreamTracer[0]);
+            second.start(ignoring()); // in use again, on this thread, while gRPC hears "not in use"
+            listener.releaseNotInUse.countDown();
+            ending.join(30_000);
+            assertTrue(listener.inUseAgain.await(30, TimeUnit.SECONDS), "in use again: " + listener.events);
+            assertEquals(List.of("in use", "not in use begins", "not in use ends", "in use"), listener.events);
+            second.cancel(Status.CANCELLED);
+        } finally {
+            factory.close();
+            server.shutdownNow();
+            assertTrue(server.awaitTermination(10, TimeUnit.SECONDS));
+        }
+    }
+
     @Test
     void theLastStreamEndingWhileGrpcHearsOfTheShutdownTerminatesTheTransportAfterIt() throws Exception {
         Server server = HomaServerBuilder.forAddress(new InetSocketAddress(Transport.HOST, 0)).build().start();
@@ -79,30 +180,7 @@ class TransportLifecycleTest {
             assertTrue(listener.ready.await(30, TimeUnit.SECONDS), "the transport's ping was answered");
             ClientStream stream = transport.newStream(SimpleServiceGrpc.getUnaryRpcMethod(), new Metadata(),
                     CallOptions.DEFAULT, new ClientStreamTracer[0]);
-            stream.start(new ClientStreamListener() { // a unary stream: nothing is sent before its message
-                @Override
-                public void messagesAvailable(MessageProducer producer) {
-                    for (InputStream m; (m = producer.next()) != null; ) {
-                        try {
-                            m.close();
-                        } catch (java.io.IOException ignored) {
-                            // nothing held
-                        }
-                    }
-                }
-
-                @Override
-                public void onReady() {
-                }
-
-                @Override
-                public void headersRead(Metadata headers) {
-                }
-
-                @Override
-                public void closed(Status status, RpcProgress progress, Metadata trailers) {
-                }
-            });
+            stream.start(ignoring()); // a unary stream: nothing is sent before its message
             Thread shuttingDown = new Thread(() -> transport.shutdown(Status.UNAVAILABLE.withDescription("test")));
             shuttingDown.start();
             assertTrue(listener.inShutdown.await(30, TimeUnit.SECONDS));
