@@ -65,6 +65,9 @@ final class HomaClientTransport implements ConnectionClientTransport {
      */
     private final SynchronizationContext listenerCalls = new SynchronizationContext(
             (t, e) -> log.error("gRPC's transport listener threw", e));
+    /** The two in-use reports, made once (calls one at a time turn the transport in use and back every call). */
+    private Runnable reportInUse;
+    private Runnable reportNotInUse;
 
     HomaClientTransport(HomaTransportFactory factory, InetSocketAddress server, String authority,
                         String userAgent, Attributes eagAttributes) {
@@ -101,6 +104,8 @@ final class HomaClientTransport implements ConnectionClientTransport {
     public Runnable start(Listener listener) {
         synchronized (this) {
             this.listener = listener;
+            this.reportInUse = () -> listener.transportInUse(true);
+            this.reportNotInUse = () -> listener.transportInUse(false);
         }
         ping(Duration.ofNanos(factory.connectTimeoutNanos())).whenComplete((rtt, error) -> {
             if (error == null) {
@@ -170,7 +175,7 @@ final class HomaClientTransport implements ConnectionClientTransport {
             streams.add(stream);
             endpoint().add(stream);
             if (stream.countsForInUse() && inUse++ == 0) {
-                listenerCalls.executeLater(() -> listener.transportInUse(true));
+                listenerCalls.executeLater(reportInUse);
             }
         }
         return true;
@@ -189,7 +194,7 @@ final class HomaClientTransport implements ConnectionClientTransport {
             }
             endpoint().remove(stream);
             if (stream.countsForInUse() && --inUse == 0) {
-                listenerCalls.executeLater(() -> listener.transportInUse(false));
+                listenerCalls.executeLater(reportNotInUse);
             }
             terminateIfDone();
         }
