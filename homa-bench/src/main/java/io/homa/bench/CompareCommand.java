@@ -32,7 +32,7 @@ import java.util.concurrent.TimeUnit;
                 "Runs Homa, tcp-single, tcp-pool, udp-raw, grpc and grpc-homa side by side on this host (127.0.0.1 only)",
                 "(and homa-2loops, Homa with two engines per socket, in the throughput scenarios)",
                 "and reports p50/p99/p99.9 latency, CPU and allocation per call per transport and scenario,",
-                "with Homa/baseline ratios (median and min-max over the repetitions).",
+                "with Homa/baseline ratios (of the medians over the repetitions, and the min-max of the paired ratios).",
                 "Full run: about 8 minutes on 2 cores; --quick: about 2.5 minutes (it prints what it plans)."})
 public final class CompareCommand implements Callable<Integer> {
     @Option(names = "--quick", description = "Fewer scenarios, calls and repetitions (about 2.5 minutes).")

@@ -361,7 +361,9 @@ public final class CompareReport {
                 sb.append(ratioTable(e.getKey(), m));
             }
         }
-        sb.append("Ratios: median of the repetitions (min-max over the repetitions, each paired with its own).\n");
+        sb.append("Ratios: the one transport's median over the repetitions divided by the other's (what the targets\n"
+                + "use); in brackets the min-max of the repetitions' own ratios, each paired with its own, which\n"
+                + "the ratio of the medians may fall outside (the two medians can come from different repetitions).\n");
         sb.append("Targets (ratios measured in this run; absolute where named per call):\n");
         for (Target t : TARGETS) {
             double v = targetValue(t);
@@ -386,7 +388,7 @@ public final class CompareReport {
         return sb.toString();
     }
 
-    /** "median (min-max)" of a ratio, or the median alone when there is no range. */
+    /** "ratio of the medians (min-max of the paired ratios)", or the ratio alone when there is no range. */
     private static String spread(Map<?, ?> m, String key) {
         String v = fmt(m.get(key));
         if (m.get(key + "_range") instanceof List<?> r && r.size() == 2 && !r.get(0).equals(r.get(1))) {
