@@ -113,8 +113,11 @@ final class HomaClientStream extends StreamBase implements ClientStream, Inbound
                 sendOpen(0, null);
             }
         }
-        afterLock();
-        transport.reportToListener(); // "in use", if this stream made it so
+        try {
+            afterLock();
+        } finally {
+            transport.reportToListener(); // "in use", if this stream made it so
+        }
     }
 
     /** Queues OPEN with the credits granted so far; takes {@code message} (null if none) over. Lock held. */

@@ -108,28 +108,53 @@ final class HomaClientTransport implements ConnectionClientTransport {
             this.reportNotInUse = () -> listener.transportInUse(false);
         }
         ping(Duration.ofNanos(factory.connectTimeoutNanos())).whenComplete((rtt, error) -> {
-            if (error == null) {
-                // The ping agreed keys if the socket is secured: the TLS session is there now.
-                javax.net.ssl.SSLSession tls = endpoint().socket().tlsSession(server);
-                synchronized (this) {
-                    if (tls != null) {
-                        attributes = attributes.toBuilder().set(Grpc.TRANSPORT_ATTR_SSL_SESSION, tls)
-                                .set(GrpcAttributes.ATTR_SECURITY_LEVEL, SecurityLevel.PRIVACY_AND_INTEGRITY).build();
-                    }
-                    attributes = listener.filterTransport(attributes);
-                    if (shutdownStatus == null) { // shut down meanwhile: gRPC has heard the end already
-                        listenerCalls.executeLater(listener::transportReady);
-                    }
+            // Whatever fails here (the user's transport filters run here) must still end the
+            // connection attempt: gRPC would otherwise wait for this transport forever.
+            try {
+                if (error == null) {
+                    ready();
+                } else {
+                    Status s = Failures.toStatus(error, null)
+                            .augmentDescription("no homa-grpc server answered at " + server);
+                    shutdown(s.getCode() == Status.Code.INTERNAL ? s : Status.UNAVAILABLE.withDescription(s.getDescription()),
+                            SimpleDisconnectError.CONNECTION_TIMED_OUT);
                 }
-                listenerCalls.drain();
-            } else {
-                Status s = Failures.toStatus(error, null)
-                        .augmentDescription("no homa-grpc server answered at " + server);
-                shutdown(s.getCode() == Status.Code.INTERNAL ? s : Status.UNAVAILABLE.withDescription(s.getDescription()),
-                        SimpleDisconnectError.CONNECTION_TIMED_OUT);
+            } catch (Throwable t) {
+                log.warn("homa-grpc transport to {}: starting it failed", server, t);
+                shutdown(Status.INTERNAL.withDescription("starting the transport to " + server + " failed: " + t)
+                        .withCause(t), SimpleDisconnectError.UNKNOWN);
             }
         });
         return null;
+    }
+
+    /**
+     * The server answered the ping: the attributes get the TLS session (the ping agreed keys if
+     * the socket is secured) and go through gRPC's transport filters (user code: outside the
+     * lock), then gRPC hears the transport is ready, unless it was shut down meanwhile (it heard
+     * the end already).
+     */
+    private void ready() {
+        javax.net.ssl.SSLSession tls = endpoint().socket().tlsSession(server);
+        Attributes a;
+        synchronized (this) {
+            if (shutdownStatus != null) {
+                return;
+            }
+            a = attributes;
+        }
+        if (tls != null) {
+            a = a.toBuilder().set(Grpc.TRANSPORT_ATTR_SSL_SESSION, tls)
+                    .set(GrpcAttributes.ATTR_SECURITY_LEVEL, SecurityLevel.PRIVACY_AND_INTEGRITY).build();
+        }
+        a = listener.filterTransport(a);
+        synchronized (this) {
+            attributes = a;
+            if (shutdownStatus == null) {
+                listenerCalls.executeLater(listener::transportReady);
+            }
+        }
+        listenerCalls.drain();
     }
 
     /** One PING frame; completes with the round trip in nanoseconds. */
@@ -188,25 +213,31 @@ final class HomaClientTransport implements ConnectionClientTransport {
 
     /** A stream ended. */
     void unregister(HomaClientStream stream) {
+        boolean report;
         synchronized (this) {
             if (!streams.remove(stream)) {
                 return;
             }
             endpoint().remove(stream);
-            if (stream.countsForInUse() && --inUse == 0) {
+            report = stream.countsForInUse() && --inUse == 0;
+            if (report) {
                 listenerCalls.executeLater(reportNotInUse);
             }
-            terminateIfDone();
+            report |= terminateIfDone();
         }
-        listenerCalls.drain();
+        if (report) { // (a thread that queues drains: one that queued nothing has nothing to make sure of)
+            listenerCalls.drain();
+        }
     }
 
-    /** Under the lock: once shut down with no stream left, queues {@code transportTerminated} (once). */
-    private void terminateIfDone() {
+    /** Under the lock: once shut down with no stream left, queues {@code transportTerminated} (once); whether it did. */
+    private boolean terminateIfDone() {
         if (shutdownStatus != null && streams.isEmpty() && !terminated) {
             terminated = true;
             listenerCalls.executeLater(listener::transportTerminated);
+            return true;
         }
+        return false;
     }
 
     synchronized Status shutdownStatus() {

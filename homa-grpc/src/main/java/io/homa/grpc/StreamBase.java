@@ -188,7 +188,6 @@ abstract class StreamBase implements Stream {
             fail(Status.INTERNAL.withDescription("the transport failed handling a " + Frame.typeName(type)
                     + " frame's reply: " + t).withCause(t));
         } catch (Throwable again) {
-            t.addSuppressed(again);
             log.error("stream {}: ending it after that failed too", id, again);
         }
     }

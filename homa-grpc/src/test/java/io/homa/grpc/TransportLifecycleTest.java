@@ -1,5 +1,6 @@
 package io.homa.grpc;
 
+import io.grpc.Attributes;
 import io.grpc.CallOptions;
 import io.grpc.ClientStreamTracer;
 import io.grpc.Metadata;
@@ -150,16 +151,66 @@ class TransportLifecycleTest {
                     CallOptions.DEFAULT, new ClientStreamTracer[0]);
             first.start(ignoring()); // in use
             Thread ending = new Thread(() -> first.cancel(Status.CANCELLED)); // not in use
+            ending.setDaemon(true);
             ending.start();
-            assertTrue(listener.inNotInUse.await(30, TimeUnit.SECONDS));
-            ClientStream second = transport.newStream(SimpleServiceGrpc.getUnaryRpcMethod(), new Metadata(),
-                    CallOptions.DEFAULT, new ClientStreamTracer[0]);
-            second.start(ignoring()); // in use again, on this thread, while gRPC hears "not in use"
-            listener.releaseNotInUse.countDown();
+            ClientStream second = null;
+            try {
+                assertTrue(listener.inNotInUse.await(30, TimeUnit.SECONDS));
+                second = transport.newStream(SimpleServiceGrpc.getUnaryRpcMethod(), new Metadata(),
+                        CallOptions.DEFAULT, new ClientStreamTracer[0]);
+                second.start(ignoring()); // in use again, on this thread, while gRPC hears "not in use"
+            } finally {
+                listener.releaseNotInUse.countDown();
+            }
             ending.join(30_000);
             assertTrue(listener.inUseAgain.await(30, TimeUnit.SECONDS), "in use again: " + listener.events);
             assertEquals(List.of("in use", "not in use begins", "not in use ends", "in use"), listener.events);
             second.cancel(Status.CANCELLED);
+        } finally {
+            factory.close();
+            server.shutdownNow();
+            assertTrue(server.awaitTermination(10, TimeUnit.SECONDS));
+        }
+    }
+
+    @Test
+    void aTransportFilterThatThrowsShutsTheTransportDownInsteadOfLeavingGrpcWaiting() throws Exception {
+        Server server = HomaServerBuilder.forAddress(new InetSocketAddress(Transport.HOST, 0)).build().start();
+        HomaTransportFactory factory = new HomaTransportFactory(Transport.loopback(), 4 << 20);
+        try {
+            ConnectionClientTransport transport = factory.newClientTransport(
+                    new InetSocketAddress(Transport.HOST, server.getPort()),
+                    new ClientTransportFactory.ClientTransportOptions(), null);
+            List<String> events = new CopyOnWriteArrayList<>();
+            CountDownLatch terminated = new CountDownLatch(1);
+            assertEquals(null, transport.start(new ManagedClientTransport.Listener() {
+                @Override
+                public Attributes filterTransport(Attributes attributes) { // a user's ClientTransportFilter
+                    throw new IllegalStateException("filter failed");
+                }
+
+                @Override
+                public void transportShutdown(Status s, DisconnectError e) {
+                    events.add("shutdown " + s.getCode());
+                }
+
+                @Override
+                public void transportTerminated() {
+                    events.add("terminated");
+                    terminated.countDown();
+                }
+
+                @Override
+                public void transportReady() {
+                    events.add("ready");
+                }
+
+                @Override
+                public void transportInUse(boolean inUse) {
+                }
+            }));
+            assertTrue(terminated.await(30, TimeUnit.SECONDS), "gRPC heard: " + events);
+            assertEquals(List.of("shutdown INTERNAL", "terminated"), events);
         } finally {
             factory.close();
             server.shutdownNow();
@@ -182,10 +233,14 @@ class TransportLifecycleTest {
                     CallOptions.DEFAULT, new ClientStreamTracer[0]);
             stream.start(ignoring()); // a unary stream: nothing is sent before its message
             Thread shuttingDown = new Thread(() -> transport.shutdown(Status.UNAVAILABLE.withDescription("test")));
+            shuttingDown.setDaemon(true);
             shuttingDown.start();
-            assertTrue(listener.inShutdown.await(30, TimeUnit.SECONDS));
-            stream.cancel(Status.CANCELLED); // the last stream ends while grpc-java hears of the shutdown
-            listener.releaseShutdown.countDown();
+            try {
+                assertTrue(listener.inShutdown.await(30, TimeUnit.SECONDS));
+                stream.cancel(Status.CANCELLED); // the last stream ends while grpc-java hears of the shutdown
+            } finally {
+                listener.releaseShutdown.countDown();
+            }
             shuttingDown.join(30_000);
             assertTrue(listener.terminated.await(30, TimeUnit.SECONDS), "terminated: " + listener.events);
             assertEquals(List.of("shutdown begins", "shutdown ends", "terminated"), listener.events);
