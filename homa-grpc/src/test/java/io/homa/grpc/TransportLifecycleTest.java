@@ -13,6 +13,8 @@ import io.grpc.internal.ConnectionClientTransport;
 import io.grpc.internal.DisconnectError;
 import io.grpc.internal.ManagedClientTransport;
 import io.grpc.testing.protobuf.SimpleServiceGrpc;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.io.InputStream;
@@ -33,6 +35,33 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * transport busy for good).
  */
 class TransportLifecycleTest {
+    private Server server;
+    private HomaTransportFactory factory;
+
+    @BeforeEach
+    void startServerAndFactory() throws Exception {
+        server = HomaServerBuilder.forAddress(new InetSocketAddress(Transport.HOST, 0)).build().start();
+        factory = new HomaTransportFactory(Transport.loopback(), 4 << 20);
+    }
+
+    @AfterEach
+    void closeThem() throws Exception {
+        factory.close();
+        server.shutdownNow();
+        assertTrue(server.awaitTermination(10, TimeUnit.SECONDS));
+    }
+
+    /** A client transport to the server, not started. */
+    private ConnectionClientTransport newTransport() {
+        return factory.newClientTransport(new InetSocketAddress(Transport.HOST, server.getPort()),
+                new ClientTransportFactory.ClientTransportOptions(), null);
+    }
+
+    private static ClientStream newUnaryStream(ConnectionClientTransport transport) {
+        return transport.newStream(SimpleServiceGrpc.getUnaryRpcMethod(), new Metadata(), CallOptions.DEFAULT,
+                new ClientStreamTracer[0]);
+    }
+
     /** Records what the transport tells grpc-java; holds {@code transportShutdown} until released. */
     private static final class Listener implements ManagedClientTransport.Listener {
         final List<String> events = new CopyOnWriteArrayList<>();
@@ -138,116 +167,83 @@ class TransportLifecycleTest {
 
     @Test
     void grpcHearsNotInUseAndInUseAgainInTheOrderTheyHappenedWhateverTheThreads() throws Exception {
-        Server server = HomaServerBuilder.forAddress(new InetSocketAddress(Transport.HOST, 0)).build().start();
-        HomaTransportFactory factory = new HomaTransportFactory(Transport.loopback(), 4 << 20);
+        ConnectionClientTransport transport = newTransport();
+        InUseListener listener = new InUseListener();
+        assertEquals(null, transport.start(listener));
+        assertTrue(listener.ready.await(30, TimeUnit.SECONDS), "the transport's ping was answered");
+        ClientStream first = newUnaryStream(transport);
+        first.start(ignoring()); // in use
+        Thread ending = new Thread(() -> first.cancel(Status.CANCELLED)); // not in use
+        ending.setDaemon(true);
+        ending.start();
+        ClientStream second = null;
         try {
-            ConnectionClientTransport transport = factory.newClientTransport(
-                    new InetSocketAddress(Transport.HOST, server.getPort()),
-                    new ClientTransportFactory.ClientTransportOptions(), null);
-            InUseListener listener = new InUseListener();
-            assertEquals(null, transport.start(listener));
-            assertTrue(listener.ready.await(30, TimeUnit.SECONDS), "the transport's ping was answered");
-            ClientStream first = transport.newStream(SimpleServiceGrpc.getUnaryRpcMethod(), new Metadata(),
-                    CallOptions.DEFAULT, new ClientStreamTracer[0]);
-            first.start(ignoring()); // in use
-            Thread ending = new Thread(() -> first.cancel(Status.CANCELLED)); // not in use
-            ending.setDaemon(true);
-            ending.start();
-            ClientStream second = null;
-            try {
-                assertTrue(listener.inNotInUse.await(30, TimeUnit.SECONDS));
-                second = transport.newStream(SimpleServiceGrpc.getUnaryRpcMethod(), new Metadata(),
-                        CallOptions.DEFAULT, new ClientStreamTracer[0]);
-                second.start(ignoring()); // in use again, on this thread, while gRPC hears "not in use"
-            } finally {
-                listener.releaseNotInUse.countDown();
-            }
-            ending.join(30_000);
-            assertTrue(listener.inUseAgain.await(30, TimeUnit.SECONDS), "in use again: " + listener.events);
-            assertEquals(List.of("in use", "not in use begins", "not in use ends", "in use"), listener.events);
-            second.cancel(Status.CANCELLED);
+            assertTrue(listener.inNotInUse.await(30, TimeUnit.SECONDS));
+            second = newUnaryStream(transport);
+            second.start(ignoring()); // in use again, on this thread, while gRPC hears "not in use"
         } finally {
-            factory.close();
-            server.shutdownNow();
-            assertTrue(server.awaitTermination(10, TimeUnit.SECONDS));
+            listener.releaseNotInUse.countDown();
         }
+        ending.join(30_000);
+        assertTrue(listener.inUseAgain.await(30, TimeUnit.SECONDS), "in use again: " + listener.events);
+        assertEquals(List.of("in use", "not in use begins", "not in use ends", "in use"), listener.events);
+        second.cancel(Status.CANCELLED);
     }
 
     @Test
     void aTransportFilterThatThrowsShutsTheTransportDownInsteadOfLeavingGrpcWaiting() throws Exception {
-        Server server = HomaServerBuilder.forAddress(new InetSocketAddress(Transport.HOST, 0)).build().start();
-        HomaTransportFactory factory = new HomaTransportFactory(Transport.loopback(), 4 << 20);
-        try {
-            ConnectionClientTransport transport = factory.newClientTransport(
-                    new InetSocketAddress(Transport.HOST, server.getPort()),
-                    new ClientTransportFactory.ClientTransportOptions(), null);
-            List<String> events = new CopyOnWriteArrayList<>();
-            CountDownLatch terminated = new CountDownLatch(1);
-            assertEquals(null, transport.start(new ManagedClientTransport.Listener() {
-                @Override
-                public Attributes filterTransport(Attributes attributes) { // a user's ClientTransportFilter
-                    throw new IllegalStateException("filter failed");
-                }
+        ConnectionClientTransport transport = newTransport();
+        List<String> events = new CopyOnWriteArrayList<>();
+        CountDownLatch terminated = new CountDownLatch(1);
+        assertEquals(null, transport.start(new ManagedClientTransport.Listener() {
+            @Override
+            public Attributes filterTransport(Attributes attributes) { // a user's ClientTransportFilter
+                throw new IllegalStateException("filter failed");
+            }
 
-                @Override
-                public void transportShutdown(Status s, DisconnectError e) {
-                    events.add("shutdown " + s.getCode());
-                }
+            @Override
+            public void transportShutdown(Status s, DisconnectError e) {
+                events.add("shutdown " + s.getCode());
+            }
 
-                @Override
-                public void transportTerminated() {
-                    events.add("terminated");
-                    terminated.countDown();
-                }
+            @Override
+            public void transportTerminated() {
+                events.add("terminated");
+                terminated.countDown();
+            }
 
-                @Override
-                public void transportReady() {
-                    events.add("ready");
-                }
+            @Override
+            public void transportReady() {
+                events.add("ready");
+            }
 
-                @Override
-                public void transportInUse(boolean inUse) {
-                }
-            }));
-            assertTrue(terminated.await(30, TimeUnit.SECONDS), "gRPC heard: " + events);
-            assertEquals(List.of("shutdown INTERNAL", "terminated"), events);
-        } finally {
-            factory.close();
-            server.shutdownNow();
-            assertTrue(server.awaitTermination(10, TimeUnit.SECONDS));
-        }
+            @Override
+            public void transportInUse(boolean inUse) {
+            }
+        }));
+        assertTrue(terminated.await(30, TimeUnit.SECONDS), "gRPC heard: " + events);
+        assertEquals(List.of("shutdown INTERNAL", "terminated"), events);
     }
 
     @Test
     void theLastStreamEndingWhileGrpcHearsOfTheShutdownTerminatesTheTransportAfterIt() throws Exception {
-        Server server = HomaServerBuilder.forAddress(new InetSocketAddress(Transport.HOST, 0)).build().start();
-        HomaTransportFactory factory = new HomaTransportFactory(Transport.loopback(), 4 << 20);
+        ConnectionClientTransport transport = newTransport();
+        Listener listener = new Listener();
+        assertEquals(null, transport.start(listener));
+        assertTrue(listener.ready.await(30, TimeUnit.SECONDS), "the transport's ping was answered");
+        ClientStream stream = newUnaryStream(transport);
+        stream.start(ignoring()); // a unary stream: nothing is sent before its message
+        Thread shuttingDown = new Thread(() -> transport.shutdown(Status.UNAVAILABLE.withDescription("test")));
+        shuttingDown.setDaemon(true);
+        shuttingDown.start();
         try {
-            ConnectionClientTransport transport = factory.newClientTransport(
-                    new InetSocketAddress(Transport.HOST, server.getPort()),
-                    new ClientTransportFactory.ClientTransportOptions(), null);
-            Listener listener = new Listener();
-            assertEquals(null, transport.start(listener));
-            assertTrue(listener.ready.await(30, TimeUnit.SECONDS), "the transport's ping was answered");
-            ClientStream stream = transport.newStream(SimpleServiceGrpc.getUnaryRpcMethod(), new Metadata(),
-                    CallOptions.DEFAULT, new ClientStreamTracer[0]);
-            stream.start(ignoring()); // a unary stream: nothing is sent before its message
-            Thread shuttingDown = new Thread(() -> transport.shutdown(Status.UNAVAILABLE.withDescription("test")));
-            shuttingDown.setDaemon(true);
-            shuttingDown.start();
-            try {
-                assertTrue(listener.inShutdown.await(30, TimeUnit.SECONDS));
-                stream.cancel(Status.CANCELLED); // the last stream ends while grpc-java hears of the shutdown
-            } finally {
-                listener.releaseShutdown.countDown();
-            }
-            shuttingDown.join(30_000);
-            assertTrue(listener.terminated.await(30, TimeUnit.SECONDS), "terminated: " + listener.events);
-            assertEquals(List.of("shutdown begins", "shutdown ends", "terminated"), listener.events);
+            assertTrue(listener.inShutdown.await(30, TimeUnit.SECONDS));
+            stream.cancel(Status.CANCELLED); // the last stream ends while grpc-java hears of the shutdown
         } finally {
-            factory.close();
-            server.shutdownNow();
-            assertTrue(server.awaitTermination(10, TimeUnit.SECONDS));
+            listener.releaseShutdown.countDown();
         }
+        shuttingDown.join(30_000);
+        assertTrue(listener.terminated.await(30, TimeUnit.SECONDS), "terminated: " + listener.events);
+        assertEquals(List.of("shutdown begins", "shutdown ends", "terminated"), listener.events);
     }
 }
